@@ -1,0 +1,129 @@
+"""./fatigue subcommands that run in the project's .venv (the bash wrapper installs it first)."""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))      # runtime/ is importable on its own (numpy only)
+sys.path.insert(0, str(ROOT / "tools"))
+
+# Thresholds from the fatigue-model issue, checked and printed by validate-fatigue.
+CLOSED_FORM_TOLERANCE = 0.01
+POWER_MODEL_TOLERANCE = 0.40
+STEP_COST_BUDGET_US = 30.0
+
+
+def _fail(message: str) -> int:
+    print(f"fatigue: {message}", file=sys.stderr)
+    return 2
+
+
+def fatigue_validation(json_path: Path | None, plot_dir: Path | None, dt: float) -> tuple[dict, bool]:
+    """Run the endurance validation and the step-cost measurement; print, save, plot."""
+    from runtime import validation
+
+    t0 = time.perf_counter()
+    report = validation.endurance_report(dt=dt)
+    elapsed = time.perf_counter() - t0
+    costs = validation.step_cost_us()
+    report["step_cost_us"] = {"median": statistics.median(costs), "runs": costs, "actuators": 28, "dt": 1 / 240}
+
+    print(f"Endurance time of a sustained load from rest, dt = {dt:.6g} s ({elapsed:.0f} s to compute)")
+    print(f"{'region':10s} {'load':>5s} {'model':>9s} {'closed':>9s} {'power':>9s} {'3CC-r':>9s}")
+    for name, e in report["regions"].items():
+        for i, load in enumerate(e["loads"]):
+            cells = [e[k][i] for k in ("et_model", "et_closed_form", "et_power_model", "et_model_3cc_r")]
+            text = " ".join(f"{v:9.1f}" if v is not None else f"{'inf':>9s}" for v in cells)
+            print(f"{name:10s} {100 * load:4.0f}% {text}")
+    checks = [
+        ("max rel. error vs closed form (20-90 %)", report["max_rel_err_closed_form"], CLOSED_FORM_TOLERANCE),
+        ("max rel. error vs power model (20-70 %)", report["max_rel_err_power_20_70"], POWER_MODEL_TOLERANCE),
+        ("full-body step cost, median (us)", report["step_cost_us"]["median"], STEP_COST_BUDGET_US),
+    ]
+    ok = True
+    for label, value, limit in checks:
+        passed = value <= limit
+        ok &= passed
+        print(f"{label:45s} {value:10.4g}  (limit {limit:g})  {'ok' if passed else 'FAIL'}")
+    report["passed"] = ok
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        print(f"wrote {json_path}")
+    if plot_dir is not None:
+        for path in write_fatigue_plots(report, plot_dir):
+            print(f"wrote {path}")
+    return report, ok
+
+
+def write_fatigue_plots(report: dict, plot_dir: Path) -> list[Path]:
+    import fatigue_report
+    from runtime import fatigue_params, validation
+
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    p = fatigue_params.published_region("shoulder")
+    traces = {
+        f"3CC torque bound: shoulder (F={p.F:g}, R={p.R:g}, r={p.r:g}), 60 % load 10 s on / 10 s off":
+            validation.square_wave_trace(p.F, p.R, p.r, load=0.6, period=20.0, duration=300.0),
+        "3CC-r activation clip, same muscle and load":
+            validation.square_wave_trace(p.F, p.R, p.r, load=0.6, period=20.0, duration=300.0,
+                                         formulation="activation_clip"),
+    }
+    return [
+        fatigue_report.plot_endurance(report, plot_dir / "endurance_time.png"),
+        fatigue_report.plot_square_wave(traces, "Fatigue and recovery under an intermittent load",
+                                        plot_dir / "square_wave.png"),
+    ]
+
+
+def cmd_validate_fatigue(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="./fatigue validate-fatigue",
+                                 description="Endurance times of the fatigue model vs published data.")
+    ap.add_argument("--json", type=Path, help="write the report here")
+    ap.add_argument("--plot", type=Path, metavar="DIR", help="write endurance and square-wave plots here")
+    ap.add_argument("--dt", type=float, default=1 / 240, help="integrator time step in seconds (default 1/240)")
+    args = ap.parse_args(argv)
+    if not (args.dt > 0 and args.dt <= 0.1):
+        return _fail(f"--dt {args.dt}: use a step between 0 and 0.1 s")
+    _, ok = fatigue_validation(args.json, args.plot, args.dt)
+    return 0 if ok else 1
+
+
+def cmd_demo(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="./fatigue demo", description="Run the main job on the bundled default.")
+    ap.add_argument("--out", type=Path, default=ROOT / "out" / "demo")
+    args = ap.parse_args(argv)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    print("== Fatigue model report (3CC / 3CC-r vs published endurance data)")
+    _, ok = fatigue_validation(out / "fatigue_report.json", out, 1 / 240)
+    print()
+    print("Not built yet, so not run (nothing is faked):")
+    print("  - simulated take of the bundled clip (SRB mode)")
+    print("  - baked .blend with the fatigued action and heat colours")
+    print(f"demo results in {out}")
+    return 0 if ok else 1
+
+
+def cmd_build(argv: list[str]) -> int:
+    import build_extension
+
+    return build_extension.main(argv)
+
+
+COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        return _fail(f"unknown command {argv[0] if argv else ''!r}; use one of {', '.join(COMMANDS)}")
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
