@@ -1,0 +1,51 @@
+"""Shared test set-up.
+
+Runtime tests import ``runtime`` as a top-level package (numpy only, no bpy).  Blender-side tests
+load the repository root as the extension package ``fatigued_takes`` (the way Blender loads it
+as ``bl_ext.<repo>.fatigued_takes``), via the ``addon_package`` fixture.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+PACKAGE_NAME = "fatigued_takes"
+
+
+def load_addon_package():
+    """Import the repository root as the package ``fatigued_takes`` (idempotent)."""
+    if PACKAGE_NAME in sys.modules:
+        return sys.modules[PACKAGE_NAME]
+    spec = importlib.util.spec_from_file_location(
+        PACKAGE_NAME, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE_NAME] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def addon_package():
+    pytest.importorskip("bpy")
+    return load_addon_package()
+
+
+@pytest.fixture
+def registered_addon(addon_package):
+    """The add-on registered on a fresh factory-settings scene; unregistered afterwards."""
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    addon_package.register()
+    try:
+        yield addon_package
+    finally:
+        addon_package.unregister()
