@@ -7,6 +7,7 @@ Every per-DoF array in ``runtime`` (fatigue state, torque limits, schedules) use
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -55,3 +56,59 @@ def dof_body_parts(joints: tuple[Joint, ...] = DEFAULT_JOINTS) -> list[str]:
 def dof_tau_max(joints: tuple[Joint, ...] = DEFAULT_JOINTS, scale: float = 1.0) -> list[float]:
     """Default torque limit of every DoF (N*m), times ``scale`` (e.g. body mass / 45 kg)."""
     return [j.tau_max * scale for _, _, j in dof_table(joints)]
+
+
+# --- the PyBullet body -------------------------------------------------------------------------
+URDF = "humanoid/humanoid.urdf"
+URDF_SCALE = 0.25          # the file is authored 4x; DeepMimic loads it at 0.25
+DEFAULT_MASS = 45.0        # kg, sum of the URDF's link masses
+DEFAULT_HEIGHT = 1.62      # m, sole to crown of the scaled URDF in its rest pose
+FOOT_LINKS = ("right_ankle", "left_ankle")
+# Foot box half extents (m, link frame of the scaled URDF: x forward, y up, z lateral).
+FOOT_HALF_EXTENTS = (0.0885, 0.0275, 0.045)
+
+
+def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = False) -> tuple[int, dict[str, int]]:
+    """Load the default proxy into a PyBullet client, scaled to ``height``.
+
+    Returns the body id and a map link name -> link index.  PyBullet prints URDF importer
+    warnings on stdout from C; they are swallowed so CLI output stays readable.
+    """
+    import pybullet
+    import pybullet_data
+
+    with _quiet_stdout():
+        body = pybullet.loadURDF(
+            str(Path(pybullet_data.getDataPath()) / URDF),
+            [0, 0, 0],
+            globalScaling=URDF_SCALE * height / DEFAULT_HEIGHT,
+            useFixedBase=fixed_base,
+            flags=pybullet.URDF_MAINTAIN_LINK_ORDER,
+            physicsClientId=client,
+        )
+    links = {}
+    for j in range(pybullet.getNumJoints(body, physicsClientId=client)):
+        links[pybullet.getJointInfo(body, j, physicsClientId=client)[12].decode()] = j
+    return body, links
+
+
+class _quiet_stdout:
+    """Redirect the C-level stdout to /dev/null for the duration (PyBullet's importer chatter)."""
+
+    def __enter__(self):
+        import os
+        import sys
+
+        sys.stdout.flush()
+        self._saved = os.dup(1)
+        self._null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(self._null, 1)
+        return self
+
+    def __exit__(self, *exc):
+        import os
+
+        os.dup2(self._saved, 1)
+        os.close(self._saved)
+        os.close(self._null)
+        return False

@@ -1,0 +1,234 @@
+"""Motion in proxy space: the one format every simulation mode reads and every retarget writes.
+
+A Clip is uniformly sampled: root position and rotation in the world (Z-up, metres, quaternions
+x,y,z,w) and each proxy joint's local rotation (quaternions for every joint; a revolute joint's
+rotation is about its axis).  Contacts come from ``runtime.kinematics`` because they need the
+proxy's geometry.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from . import proxy, quat
+
+# DeepMimic files are Y-up; rotating +90 degrees about X makes them Z-up (x forward, y left).
+Y_UP_TO_Z_UP = quat.from_axis_angle([1.0, 0.0, 0.0], np.pi / 2)
+REVOLUTE_AXIS = np.array([0.0, 0.0, 1.0])   # knee and elbow axis in the URDF's link frames
+
+
+class ClipError(ValueError):
+    """Motion data that cannot be simulated (empty, NaN, wrong joint count, bad rate)."""
+
+
+@dataclass(frozen=True)
+class Clip:
+    name: str
+    fps: float
+    root_pos: np.ndarray      # (T, 3) world, metres
+    root_rot: np.ndarray      # (T, 4) world, x y z w
+    joint_rots: np.ndarray    # (T, J, 4) local, x y z w, order of ``joints``
+    loop: bool = False
+    joints: tuple[str, ...] = field(default_factory=lambda: tuple(j.name for j in proxy.DEFAULT_JOINTS))
+
+    def __post_init__(self):
+        T = self.root_pos.shape[0]
+        if T < 2:
+            raise ClipError(f"clip '{self.name}' has {T} frame(s): it needs at least 2")
+        if not (np.isfinite(self.fps) and 1.0 <= self.fps <= 1000.0):
+            raise ClipError(f"clip '{self.name}' frame rate {self.fps!r}: use 1 to 1000 fps")
+        if self.root_pos.shape != (T, 3) or self.root_rot.shape != (T, 4):
+            raise ClipError(f"clip '{self.name}': root arrays must be (T, 3) and (T, 4)")
+        if self.joint_rots.shape != (T, len(self.joints), 4):
+            raise ClipError(f"clip '{self.name}': joint rotations must be (T, {len(self.joints)}, 4), "
+                            f"got {self.joint_rots.shape}")
+        for label, arr in (("root position", self.root_pos), ("root rotation", self.root_rot),
+                           ("joint rotation", self.joint_rots)):
+            if not np.isfinite(arr).all():
+                frame = int(np.argwhere(~np.isfinite(arr))[0][0])
+                raise ClipError(f"clip '{self.name}' has NaN/inf {label} at frame {frame}: fix the animation there")
+
+    # -- timing ----------------------------------------------------------------------------
+    @property
+    def frames(self) -> int:
+        return self.root_pos.shape[0]
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first to the last frame (one cycle for a loop)."""
+        return (self.frames - 1) / self.fps
+
+    def cycle_offset(self) -> tuple[np.ndarray, np.ndarray]:
+        """Root translation (horizontal) and heading rotation that one loop cycle adds."""
+        delta = self.root_pos[-1] - self.root_pos[0]
+        delta[2] = 0.0
+        turn = quat.yaw(self.root_rot[-1]) - quat.yaw(self.root_rot[0])
+        return delta, quat.from_axis_angle([0.0, 0.0, 1.0], turn)
+
+    # -- sampling --------------------------------------------------------------------------
+    def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Interpolated (root_pos, root_rot, joint_rots) at time t; loops continue with root offset,
+        non-looping clips hold their ends."""
+        cycles = 0
+        if self.loop:
+            cycles = int(np.floor(t / self.duration))
+            t = t - cycles * self.duration
+        x = min(max(t * self.fps, 0.0), self.frames - 1.0)
+        i = min(int(np.floor(x)), self.frames - 2)
+        a = x - i
+        pos = (1 - a) * self.root_pos[i] + a * self.root_pos[i + 1]
+        rot = quat.slerp(self.root_rot[i], self.root_rot[i + 1], a)
+        joints = quat.slerp(self.joint_rots[i], self.joint_rots[i + 1], np.full(len(self.joints), a))
+        if cycles:
+            pos, rot = self._advance_cycles(pos, rot, cycles)
+        return pos, rot, joints
+
+    def _advance_cycles(self, pos, rot, cycles: int):
+        delta, turn = self.cycle_offset()
+        start = self.root_pos[0] * np.array([1.0, 1.0, 0.0])
+        for _ in range(cycles):
+            pos = start + quat.rotate(turn, pos - start) + delta
+            rot = quat.multiply(turn, rot)
+        return pos, rot
+
+    def resampled(self, fps: float) -> "Clip":
+        """The same motion at another frame rate (linear / slerp interpolation)."""
+        n = int(round(self.duration * fps)) + 1
+        looped = replace(self, loop=False)
+        samples = [looped.sample(k / fps) for k in range(n)]
+        return replace(
+            self, fps=float(fps),
+            root_pos=np.array([s[0] for s in samples]),
+            root_rot=quat.make_continuous(np.array([s[1] for s in samples])),
+            joint_rots=quat.make_continuous(np.array([s[2] for s in samples])),
+        )
+
+    def repeated(self, seconds: float) -> "Clip":
+        """A non-looping clip covering ``seconds`` (looping clips cycle with root offset;
+        others play once and hold the last pose)."""
+        n = int(round(seconds * self.fps)) + 1
+        if not self.loop:
+            n = max(n, self.frames)
+            idx = np.minimum(np.arange(n), self.frames - 1)
+            return replace(self, root_pos=self.root_pos[idx], root_rot=self.root_rot[idx],
+                           joint_rots=self.joint_rots[idx])
+        samples = [self.sample(k / self.fps) for k in range(n)]
+        return replace(
+            self, loop=False,
+            root_pos=np.array([s[0] for s in samples]),
+            root_rot=quat.make_continuous(np.array([s[1] for s in samples])),
+            joint_rots=quat.make_continuous(np.array([s[2] for s in samples])),
+        )
+
+    # -- derivatives -----------------------------------------------------------------------
+    def root_velocity(self) -> np.ndarray:
+        """(T, 3) world linear velocity of the root (central differences)."""
+        return np.gradient(self.root_pos, 1.0 / self.fps, axis=0)
+
+    def root_angular_velocity(self) -> np.ndarray:
+        """(T, 3) world angular velocity of the root."""
+        return _angular_velocity(self.root_rot, self.fps, world=True)
+
+    def joint_angular_velocities(self) -> np.ndarray:
+        """(T, J, 3) local angular velocities of every joint (child frame)."""
+        return _angular_velocity(self.joint_rots, self.fps, world=False)
+
+
+def _angular_velocity(q: np.ndarray, fps: float, world: bool) -> np.ndarray:
+    q = quat.make_continuous(q)
+    nxt = np.concatenate([q[1:], q[-1:]], axis=0)
+    prv = np.concatenate([q[:1], q[:-1]], axis=0)
+    span = np.full(q.shape[0], 2.0)
+    span[0] = span[-1] = 1.0
+    span = span.reshape((-1,) + (1,) * (q.ndim - 1))
+    if world:
+        d = quat.multiply(nxt, quat.conjugate(prv))
+    else:
+        d = quat.multiply(quat.conjugate(prv), nxt)
+    return quat.to_rotvec(d) * (fps / span)
+
+
+def joint_dof_angles(clip: Clip) -> np.ndarray:
+    """(T, DoF) per-DoF angles: rotation vector of spherical joints, signed angle of revolute ones."""
+    cols = []
+    for k, joint in enumerate(proxy.DEFAULT_JOINTS):
+        rv = quat.to_rotvec(clip.joint_rots[:, k])
+        cols.append(rv if joint.dofs == 3 else rv[:, 2:3])
+    return np.concatenate(cols, axis=1)
+
+
+def load_deepmimic(path: str | Path) -> Clip:
+    """Read a DeepMimic motion file (Y-up, quaternions w,x,y,z) into a Z-up Clip.
+
+    Several shipped files hold non-unit quaternions (kick: up to 0.42 off): every rotation is
+    normalised; irregular frame durations are resampled to the first frame's rate.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        frames = np.asarray(data["Frames"], dtype=np.float64)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ClipError(f"cannot read DeepMimic motion '{path}': {exc}") from None
+    if frames.ndim != 2 or frames.shape[1] != 44:
+        raise ClipError(f"'{path.name}' is not a DeepMimic humanoid clip (expected 44 columns per frame)")
+    durations = frames[:, 0]
+    root_y = frames[:, 1:4]
+    root_pos = np.stack([root_y[:, 0], -root_y[:, 2], root_y[:, 1]], axis=1)
+
+    def wxyz(cols):
+        q = frames[:, cols]
+        return quat.normalize(q[:, [1, 2, 3, 0]])
+
+    root_rot = quat.multiply(Y_UP_TO_Z_UP, wxyz(slice(4, 8)))
+    joint_quats = []
+    col = 8
+    for joint in proxy.DEFAULT_JOINTS:
+        if joint.dofs == 3:
+            joint_quats.append(wxyz(slice(col, col + 4)))
+            col += 4
+        else:
+            joint_quats.append(quat.from_axis_angle(REVOLUTE_AXIS, frames[:, col]))
+            col += 1
+    joint_rots = np.stack(joint_quats, axis=1)
+    fps = 1.0 / float(durations[0])
+    if abs(fps - round(fps)) < 1e-3 * fps:
+        fps = float(round(fps))  # durations are stored rounded (0.016666 s is 60 fps)
+    clip = Clip(
+        name=path.stem.replace("humanoid3d_", ""),
+        fps=fps,
+        root_pos=root_pos,
+        root_rot=quat.make_continuous(root_rot),
+        joint_rots=quat.make_continuous(joint_rots),
+        loop=str(data.get("Loop", "none")).lower() == "wrap",
+    )
+    times = np.concatenate([[0.0], np.cumsum(durations[:-1])])
+    if np.max(np.abs(times - np.arange(clip.frames) / fps)) > 0.5 / fps:
+        return _resample_irregular(clip, times)
+    return clip
+
+
+def _resample_irregular(clip: Clip, times: np.ndarray) -> Clip:
+    uniform = np.arange(0.0, times[-1] + 1e-9, 1.0 / clip.fps)
+    idx = np.clip(np.searchsorted(times, uniform, side="right") - 1, 0, len(times) - 2)
+    a = (uniform - times[idx]) / np.maximum(times[idx + 1] - times[idx], 1e-9)
+    pos = (1 - a)[:, None] * clip.root_pos[idx] + a[:, None] * clip.root_pos[idx + 1]
+    rot = quat.slerp(clip.root_rot[idx], clip.root_rot[idx + 1], a)
+    jr = quat.slerp(clip.joint_rots[idx], clip.joint_rots[idx + 1], np.repeat(a[:, None], clip.joint_rots.shape[1], 1))
+    return replace(clip, root_pos=pos, root_rot=rot, joint_rots=jr)
+
+
+def deepmimic_clip_path(name: str) -> Path:
+    """Path of a DeepMimic clip shipped in pybullet_data (e.g. "walk")."""
+    import pybullet_data
+
+    path = Path(pybullet_data.getDataPath()) / "data" / "motions" / f"humanoid3d_{name}.txt"
+    if not path.exists():
+        raise ClipError(f"no DeepMimic clip named {name!r}")
+    return path
+
+
+DEEPMIMIC_CLIPS = ("walk", "run", "jump", "kick", "punch", "dance_a", "dance_b", "spin",
+                   "backflip", "cartwheel", "spinkick", "roll", "crawl", "getup_faceup", "getup_facedown")

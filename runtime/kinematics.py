@@ -1,0 +1,158 @@
+"""Forward kinematics of the proxy (PyBullet, no stepping): link frames, COM, feet, ground contacts.
+
+Contacts are derived from geometry, not from clip names, so any clip works: a body part touches
+the ground when its collision shape is within a tolerance of the ground (the clip's own floor
+level, estimated from its lowest points), and a foot must also be nearly still to count as stance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import proxy, quat
+from .clip import Clip
+
+# Tolerances for a 1.62 m proxy; scaled with the proxy's height.
+CONTACT_DISTANCE = 0.035    # m between collision shape and floor
+FOOT_STILL_SPEED = 0.6      # m/s horizontal speed of a stance foot
+# Corners of the sole in the foot link's frame (x forward, y up, z lateral in the URDF frame).
+_SOLE = np.array([[sx * proxy.FOOT_HALF_EXTENTS[0], -proxy.FOOT_HALF_EXTENTS[1], sz * proxy.FOOT_HALF_EXTENTS[2]]
+                  for sx in (1, -1) for sz in (1, -1)])
+
+
+@dataclass(frozen=True)
+class ClipKinematics:
+    """Per-frame kinematic quantities of a clip on the proxy."""
+    link_names: tuple[str, ...]
+    link_pos: np.ndarray       # (T, L, 3) link COM positions
+    link_rot: np.ndarray       # (T, L, 4) link COM frame rotations
+    link_mass: np.ndarray      # (L,)
+    com: np.ndarray            # (T, 3) whole-body centre of mass
+    sole: np.ndarray           # (T, 2, 4, 3) sole corners, right then left foot
+    floor_height: float        # estimated ground level of the clip
+    touching: np.ndarray       # (T, L) link within CONTACT_DISTANCE of the floor
+    foot_contact: np.ndarray   # (T, 2) stance right, left (touching and nearly still)
+
+    def non_foot_contact_fraction(self) -> float:
+        """Fraction of frames in which something other than the feet touches the floor."""
+        feet = [self.link_names.index(n) for n in proxy.FOOT_LINKS]
+        others = np.delete(self.touching, feet, axis=1)
+        return float(others.any(axis=1).mean())
+
+
+class Kinematics:
+    """A PyBullet DIRECT client holding one proxy body used only for kinematic queries."""
+
+    def __init__(self, height: float = proxy.DEFAULT_HEIGHT):
+        import pybullet
+
+        self.p = pybullet
+        self.height = height
+        self.scale = height / proxy.DEFAULT_HEIGHT
+        self.client = pybullet.connect(pybullet.DIRECT)
+        self.body, self.links = proxy.load_body(self.client, height)
+        self.link_names = tuple(self.links)
+        self.link_index = [self.links[n] for n in self.link_names]
+        self.joint_index = [self.links[j.name] for j in proxy.DEFAULT_JOINTS]
+        self.revolute = [j.dofs == 1 for j in proxy.DEFAULT_JOINTS]
+        self.link_mass = np.array([pybullet.getDynamicsInfo(self.body, i, physicsClientId=self.client)[0]
+                                   for i in self.link_index])
+        self._floor = None
+        self._sole = _SOLE * self.scale
+
+    def close(self):
+        if self.client is not None:
+            self.p.disconnect(self.client)
+            self.client = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def set_pose(self, root_pos, root_rot, joint_rots) -> None:
+        p, c = self.p, self.client
+        p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
+        values = []
+        for q, revolute in zip(joint_rots, self.revolute):
+            values.append([2.0 * np.arctan2(q[2], q[3])] if revolute else list(q))
+        p.resetJointStatesMultiDof(self.body, self.joint_index, targetValues=values, physicsClientId=c)
+
+    def link_frames(self) -> tuple[np.ndarray, np.ndarray]:
+        states = self.p.getLinkStates(self.body, self.link_index, physicsClientId=self.client)
+        return np.array([s[0] for s in states]), np.array([s[1] for s in states])
+
+    def sole_corners(self, link_pos: np.ndarray, link_rot: np.ndarray) -> np.ndarray:
+        """(2, 4, 3) world sole corners of the right and left foot for given link frames."""
+        out = []
+        for name in proxy.FOOT_LINKS:
+            k = self.link_names.index(name)
+            out.append(link_pos[k] + quat.rotate(np.broadcast_to(link_rot[k], (4, 4)), self._sole))
+        return np.array(out)
+
+    def _distances_to_floor(self, floor_height: float, reach: float) -> np.ndarray:
+        """Distance of every link's collision shape to the plane z = floor_height (capped at reach)."""
+        p, c = self.p, self.client
+        if self._floor is None:
+            shape = p.createCollisionShape(p.GEOM_PLANE, physicsClientId=c)
+            self._floor = p.createMultiBody(0, shape, physicsClientId=c)
+        p.resetBasePositionAndOrientation(self._floor, [0, 0, floor_height], [0, 0, 0, 1], physicsClientId=c)
+        dist = np.full(len(self.link_index), np.inf)
+        for pt in p.getClosestPoints(self.body, self._floor, reach, physicsClientId=c):
+            if pt[3] >= 0:
+                k = self.link_index.index(pt[3])
+                dist[k] = min(dist[k], pt[8])
+        return dist
+
+    def analyse(self, clip: Clip) -> ClipKinematics:
+        """Link frames, COM, soles, floor level and contacts for every frame of ``clip``."""
+        T = clip.frames
+        L = len(self.link_index)
+        link_pos = np.empty((T, L, 3))
+        link_rot = np.empty((T, L, 4))
+        sole = np.empty((T, 2, 4, 3))
+        for t in range(T):
+            self.set_pose(clip.root_pos[t], clip.root_rot[t], clip.joint_rots[t])
+            link_pos[t], link_rot[t] = self.link_frames()
+            sole[t] = self.sole_corners(link_pos[t], link_rot[t])
+        com = np.einsum("tlk,l->tk", link_pos, self.link_mass) / self.link_mass.sum()
+        # Floor: the level the feet return to.  A low percentile of the lowest sole point, robust
+        # to clips whose ground is not at z = 0, to long flights and to frames that dip below it.
+        lowest = sole[..., 2].min(axis=(1, 2))
+        floor = float(np.percentile(lowest, 20))
+        reach = CONTACT_DISTANCE * self.scale
+        touching = np.empty((T, L), dtype=bool)
+        for t in range(T):
+            self.set_pose(clip.root_pos[t], clip.root_rot[t], clip.joint_rots[t])
+            touching[t] = self._distances_to_floor(floor, 4 * reach) < reach
+        # Feet: the sole near the floor and its lowest corner nearly still (a foot rolling over
+        # heel or toe pivots about that corner while the sole's centre moves), or the sole right
+        # on the floor.
+        sole_z = sole[..., 2]
+        clearance = sole_z.min(axis=2) - floor
+        foot_low = clearance < reach
+        corner_speed = np.linalg.norm(np.gradient(sole[..., :2], 1.0 / clip.fps, axis=0), axis=-1)
+        pivot = sole_z.argmin(axis=2)[..., None]
+        pivot_speed = np.take_along_axis(corner_speed, pivot, axis=2)[..., 0]
+        foot_contact = (clearance < 0.5 * reach) | (foot_low & (pivot_speed < FOOT_STILL_SPEED * self.scale))
+        return ClipKinematics(self.link_names, link_pos, link_rot, self.link_mass, com, sole, floor,
+                              touching, _debounce(foot_contact, max(1, int(round(clip.fps * 0.05)))))
+
+
+def _debounce(contact: np.ndarray, min_frames: int) -> np.ndarray:
+    """Remove contact flickers shorter than ``min_frames`` (both on and off runs)."""
+    out = contact.copy()
+    for col in range(out.shape[1]):
+        for value in (True, False):
+            x = out[:, col]
+            t = 0
+            while t < len(x):
+                u = t
+                while u < len(x) and x[u] == x[t]:
+                    u += 1
+                if x[t] == value and (u - t) < min_frames and t > 0 and u < len(x):
+                    x[t:u] = not value
+                t = u
+    return out

@@ -1,0 +1,112 @@
+"""Quaternion helpers, (x, y, z, w) like PyBullet, vectorised over leading axes."""
+from __future__ import annotations
+
+import numpy as np
+
+IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, dtype=np.float64)
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    if np.any(n < 1e-9):
+        raise ValueError("zero-length quaternion (corrupt rotation data)")
+    return q / n
+
+
+def multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product a*b (apply b, then a)."""
+    ax, ay, az, aw = np.moveaxis(np.asarray(a, dtype=np.float64), -1, 0)
+    bx, by, bz, bw = np.moveaxis(np.asarray(b, dtype=np.float64), -1, 0)
+    return np.stack([
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ], axis=-1)
+
+
+def conjugate(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, dtype=np.float64)
+    return q * np.array([-1.0, -1.0, -1.0, 1.0])
+
+
+def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors v (..., 3) by unit quaternions q (..., 4)."""
+    q = np.asarray(q, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    u, w = q[..., :3], q[..., 3:4]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def from_axis_angle(axis, angle) -> np.ndarray:
+    axis = np.asarray(axis, dtype=np.float64)
+    axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
+    half = 0.5 * np.asarray(angle, dtype=np.float64)[..., None]
+    return np.concatenate([axis * np.sin(half), np.cos(half)], axis=-1)
+
+
+def to_rotvec(q: np.ndarray) -> np.ndarray:
+    """Rotation vector (axis * angle, angle in [0, pi]) of unit quaternions."""
+    q = np.asarray(q, dtype=np.float64)
+    q = np.where(q[..., 3:4] < 0, -q, q)
+    s = np.linalg.norm(q[..., :3], axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, q[..., 3:4])
+    scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-12), 2.0)
+    return q[..., :3] * scale
+
+
+def from_rotvec(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float64)
+    angle = np.linalg.norm(v, axis=-1, keepdims=True)
+    half = 0.5 * angle
+    scale = np.where(angle > 1e-12, np.sin(half) / np.maximum(angle, 1e-12), 0.5)
+    return np.concatenate([v * scale, np.cos(half)], axis=-1)
+
+
+def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Geodesic angle (radians) between rotations a and b."""
+    d = np.abs(np.sum(np.asarray(a) * np.asarray(b), axis=-1))
+    return 2.0 * np.arccos(np.clip(d, -1.0, 1.0))
+
+
+def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Flip signs along ``axis`` so consecutive quaternions lie in the same hemisphere."""
+    q = np.moveaxis(np.array(q, dtype=np.float64), axis, 0)
+    for i in range(1, q.shape[0]):
+        flip = np.sum(q[i] * q[i - 1], axis=-1) < 0
+        q[i][flip] *= -1.0
+    return np.moveaxis(q, 0, axis)
+
+
+def slerp(a: np.ndarray, b: np.ndarray, t) -> np.ndarray:
+    """Spherical interpolation from a to b by t in [0, 1] (shortest path)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    dot = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(dot < 0, -b, b)
+    dot = np.abs(dot)
+    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    sin_theta = np.sin(theta)
+    small = sin_theta < 1e-6
+    wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / np.where(small, 1.0, sin_theta))
+    wb = np.where(small, t, np.sin(t * theta) / np.where(small, 1.0, sin_theta))
+    return normalize(wa * a + wb * b)
+
+
+def to_matrix(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, dtype=np.float64)
+    x, y, z, w = np.moveaxis(q, -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def yaw(q: np.ndarray) -> np.ndarray:
+    """Heading angle about world Z of the rotated x axis."""
+    fwd = rotate(q, np.array([1.0, 0.0, 0.0]))
+    return np.arctan2(fwd[..., 1], fwd[..., 0])

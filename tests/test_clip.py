@@ -1,0 +1,133 @@
+"""Clips in proxy space: DeepMimic loading, sampling, looping, derivatives, contacts."""
+import json
+
+import numpy as np
+import pytest
+
+from runtime import clip as C
+from runtime import kinematics, proxy, quat
+
+
+@pytest.fixture(scope="module")
+def kin():
+    with kinematics.Kinematics() as k:
+        yield k
+
+
+@pytest.mark.parametrize("name", C.DEEPMIMIC_CLIPS)
+def test_every_deepmimic_clip_loads_z_up_with_unit_quaternions(name):
+    c = C.load_deepmimic(C.deepmimic_clip_path(name))
+    assert c.joint_rots.shape == (c.frames, 12, 4)
+    np.testing.assert_allclose(np.linalg.norm(c.joint_rots, axis=-1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(c.root_rot, axis=-1), 1.0, atol=1e-9)
+    assert 10 <= c.fps <= 60
+    # Z-up: the pelvis of a standing clip is well above the floor and points its local up to +Z.
+    if name in ("walk", "run", "jump", "punch"):
+        assert 0.7 < c.root_pos[:, 2].mean() < 1.0
+        up = quat.rotate(c.root_rot, np.array([0.0, 1.0, 0.0]))  # the URDF pelvis is Y-up
+        assert up[:, 2].mean() > 0.8
+
+
+def test_looping_clip_continues_forward_with_root_offset():
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
+    assert walk.loop
+    delta, _ = walk.cycle_offset()
+    assert np.linalg.norm(delta) > 0.5  # a walk cycle travels
+    p0, _, j0 = walk.sample(0.3)
+    p1, _, j1 = walk.sample(0.3 + walk.duration)
+    np.testing.assert_allclose(quat.angle_between(j0, j1), 0.0, atol=1e-6)
+    assert np.linalg.norm((p1 - p0)[:2]) == pytest.approx(np.linalg.norm(delta[:2]), rel=0.01)  # plus a small heading drift
+    # No jump at the wrap point.
+    eps = 1e-4
+    a, _, _ = walk.sample(walk.duration - eps)
+    b, _, _ = walk.sample(walk.duration + eps)
+    assert np.linalg.norm(a - b) < 0.01
+
+
+def test_non_looping_clip_holds_its_last_pose():
+    kick = C.load_deepmimic(C.deepmimic_clip_path("kick"))
+    assert not kick.loop
+    end = kick.sample(kick.duration)
+    later = kick.sample(kick.duration + 3.0)
+    np.testing.assert_allclose(end[0], later[0])
+    longer = kick.repeated(kick.duration + 2.0)
+    assert longer.frames == int(round((kick.duration + 2.0) * kick.fps)) + 1
+    np.testing.assert_allclose(longer.root_pos[-1], kick.root_pos[-1])
+
+
+def test_resampling_preserves_the_motion():
+    jump = C.load_deepmimic(C.deepmimic_clip_path("jump"))
+    half = jump.resampled(30.0)
+    assert half.fps == 30.0 and half.duration == pytest.approx(jump.duration, abs=1 / 30)
+    for t in (0.1, 0.5, 1.2):
+        a, b = jump.sample(t), half.sample(t)
+        assert np.linalg.norm(a[0] - b[0]) < 0.02
+        assert np.degrees(quat.angle_between(a[2], b[2])).max() < 5.0
+
+
+def test_angular_velocity_of_a_steady_spin():
+    T, fps, rate = 61, 30.0, 2.0  # 2 rad/s about world Z
+    yaw = np.arange(T) / fps * rate
+    root_rot = quat.from_axis_angle(np.tile([0, 0, 1.0], (T, 1)), yaw)
+    c = C.Clip("spin", fps, np.zeros((T, 3)) + [0, 0, 0.9], root_rot, np.tile(quat.IDENTITY, (T, 12, 1)))
+    np.testing.assert_allclose(c.root_angular_velocity(), np.tile([0, 0, rate], (T, 1)), atol=1e-9)
+    np.testing.assert_allclose(c.joint_angular_velocities(), 0.0, atol=1e-12)
+
+
+def test_bad_motion_is_rejected_with_the_fix(tmp_path):
+    T = 5
+    good = dict(name="x", fps=30.0, root_pos=np.zeros((T, 3)), root_rot=np.tile(quat.IDENTITY, (T, 1)),
+                joint_rots=np.tile(quat.IDENTITY, (T, 12, 1)))
+    bad_pos = good["root_pos"].copy()
+    bad_pos[3, 1] = np.nan
+    with pytest.raises(C.ClipError, match="frame 3"):
+        C.Clip(**(good | {"root_pos": bad_pos}))
+    with pytest.raises(C.ClipError, match="at least 2"):
+        C.Clip(**(good | {"root_pos": good["root_pos"][:1], "root_rot": good["root_rot"][:1],
+                          "joint_rots": good["joint_rots"][:1]}))
+    with pytest.raises(C.ClipError, match="fps"):
+        C.Clip(**(good | {"fps": 0.0}))
+    f = tmp_path / "broken.txt"
+    f.write_text(json.dumps({"Loop": "none", "Frames": [[0.1, 0, 0, 0]]}))
+    with pytest.raises(C.ClipError, match="44 columns"):
+        C.load_deepmimic(f)
+    f.write_text("not json")
+    with pytest.raises(C.ClipError, match="cannot read"):
+        C.load_deepmimic(f)
+
+
+def test_rest_pose_has_the_documented_height(kin):
+    kin.set_pose([0, 0, 1.0], C.Y_UP_TO_Z_UP, np.tile(quat.IDENTITY, (12, 1)))
+    pos, rot = kin.link_frames()
+    sole = kin.sole_corners(pos, rot)
+    crown = pos[kin.link_names.index("neck"), 2] + 0.102 * kin.scale  # head sphere radius
+    assert crown - sole[..., 2].min() == pytest.approx(proxy.DEFAULT_HEIGHT, abs=0.01)
+    # Right foot on the right (-Y in a Z-up, X-forward frame).
+    assert sole[0, :, 1].mean() < 0 < sole[1, :, 1].mean()
+
+
+def test_walk_alternates_feet_and_keeps_them_planted(kin):
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk")).repeated(3.0)
+    ck = kin.analyse(walk)
+    contact = ck.foot_contact
+    assert contact.any(axis=1).mean() > 0.95          # always something on the floor
+    assert (contact[:, 0] ^ contact[:, 1]).mean() > 0.3  # single support phases exist
+    assert abs(ck.floor_height) < 0.03
+    assert ck.non_foot_contact_fraction() == 0.0
+    # While a foot is in stance it barely moves.
+    for side in (0, 1):
+        centre = ck.sole[:, side].mean(axis=1)
+        speed = np.linalg.norm(np.diff(centre[:, :2], axis=0), axis=1) * walk.fps
+        assert np.median(speed[contact[1:, side] & contact[:-1, side]]) < 0.3
+
+
+def test_floor_work_is_detected_from_geometry(kin):
+    crawl = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path("crawl")))
+    jump = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path("jump")))
+    assert crawl.non_foot_contact_fraction() > 0.5
+    assert jump.non_foot_contact_fraction() == 0.0
+    # A raised floor (clip captured on a stage) is found, not assumed at z = 0.
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
+    from dataclasses import replace
+    lifted = kin.analyse(replace(walk, root_pos=walk.root_pos + [0, 0, 0.5]))
+    assert lifted.floor_height == pytest.approx(kin.analyse(walk).floor_height + 0.5, abs=1e-6)
