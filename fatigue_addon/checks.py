@@ -15,7 +15,7 @@ def check_armature(obj, scene) -> dict:
     bones = obj.data.bones
     if len(bones) == 0:
         raise BakeInputError(f"Armature '{obj.name}' has no bones: add a skeleton or pick another armature")
-    zero = [b.name for b in bones if b.length < 1e-6]
+    zero = [b.name for b in bones if b.length < 1e-5]  # Blender 5 keeps ~2e-6 for head == tail
     if zero:
         raise BakeInputError(f"Bone '{zero[0]}' has zero length: give it a tail in Edit Mode")
     action = anim.active_action(obj)

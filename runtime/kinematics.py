@@ -27,7 +27,9 @@ class ClipKinematics:
     link_names: tuple[str, ...]
     link_pos: np.ndarray       # (T, L, 3) link COM positions
     link_rot: np.ndarray       # (T, L, 4) link COM frame rotations
+    joint_pos: np.ndarray      # (T, L, 3) link frame origins (the joint centres)
     link_mass: np.ndarray      # (L,)
+    link_inertia: np.ndarray   # (L, 3) principal moments in the COM frame
     com: np.ndarray            # (T, 3) whole-body centre of mass
     sole: np.ndarray           # (T, 2, 4, 3) sole corners, right then left foot
     floor_height: float        # estimated ground level of the clip
@@ -56,8 +58,9 @@ class Kinematics:
         self.link_index = [self.links[n] for n in self.link_names]
         self.joint_index = [self.links[j.name] for j in proxy.DEFAULT_JOINTS]
         self.revolute = [j.dofs == 1 for j in proxy.DEFAULT_JOINTS]
-        self.link_mass = np.array([pybullet.getDynamicsInfo(self.body, i, physicsClientId=self.client)[0]
-                                   for i in self.link_index])
+        info = [pybullet.getDynamicsInfo(self.body, i, physicsClientId=self.client) for i in self.link_index]
+        self.link_mass = np.array([d[0] for d in info])
+        self.link_inertia = np.array([d[2] for d in info])
         self._floor = None
         self._sole = _SOLE * self.scale
 
@@ -81,8 +84,14 @@ class Kinematics:
         p.resetJointStatesMultiDof(self.body, self.joint_index, targetValues=values, physicsClientId=c)
 
     def link_frames(self) -> tuple[np.ndarray, np.ndarray]:
+        """COM positions and COM-frame rotations of every link."""
         states = self.p.getLinkStates(self.body, self.link_index, physicsClientId=self.client)
+        self._last_origins = np.array([s[4] for s in states])
         return np.array([s[0] for s in states]), np.array([s[1] for s in states])
+
+    def joint_positions(self) -> np.ndarray:
+        """Link frame origins (joint centres) of the pose last read by link_frames()."""
+        return self._last_origins
 
     def sole_corners(self, link_pos: np.ndarray, link_rot: np.ndarray) -> np.ndarray:
         """(2, 4, 3) world sole corners of the right and left foot for given link frames."""
@@ -112,10 +121,12 @@ class Kinematics:
         L = len(self.link_index)
         link_pos = np.empty((T, L, 3))
         link_rot = np.empty((T, L, 4))
+        joint_pos = np.empty((T, L, 3))
         sole = np.empty((T, 2, 4, 3))
         for t in range(T):
             self.set_pose(clip.root_pos[t], clip.root_rot[t], clip.joint_rots[t])
             link_pos[t], link_rot[t] = self.link_frames()
+            joint_pos[t] = self.joint_positions()
             sole[t] = self.sole_corners(link_pos[t], link_rot[t])
         com = np.einsum("tlk,l->tk", link_pos, self.link_mass) / self.link_mass.sum()
         # Floor: the level the feet return to.  A low percentile of the lowest sole point, robust
@@ -137,7 +148,8 @@ class Kinematics:
         pivot = sole_z.argmin(axis=2)[..., None]
         pivot_speed = np.take_along_axis(corner_speed, pivot, axis=2)[..., 0]
         foot_contact = (clearance < 0.5 * reach) | (foot_low & (pivot_speed < FOOT_STILL_SPEED * self.scale))
-        return ClipKinematics(self.link_names, link_pos, link_rot, self.link_mass, com, sole, floor,
+        return ClipKinematics(self.link_names, link_pos, link_rot, joint_pos, self.link_mass, self.link_inertia,
+                              com, sole, floor,
                               touching, _debounce(foot_contact, max(1, int(round(clip.fps * 0.05)))))
 
 

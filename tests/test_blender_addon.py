@@ -218,12 +218,6 @@ def test_check_rig_empty_frame_range(registered_addon):
     assert bpy.ops.fatigue.check_rig() == {"FINISHED"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Blender 5.0 keeps a bone with head == tail but nudges its tail to a length of 2e-6; "
-    "checks.check_armature's threshold (1e-6) misses it. Remove this marker once the threshold "
-    "is raised (e.g. 1e-5).",
-)
 def test_check_rig_zero_length_bone(registered_addon):
     bones = CHAIN + (("toe.L", (0.1, 0.1, 0.0), (0.1, 0.1, 0.0), "thigh.L"),)
     obj = make_armature(bones=bones)

@@ -1,0 +1,583 @@
+"""SRB mode: the character as one rigid body on fatigue-limited legs (seed: "Adaptive Tracking of
+a Single-Rigid-Body Character").
+
+Why: a full articulated humanoid without a learned controller cannot keep its balance; a single
+rigid body (the proxy's mass and rest-pose composite inertia) with foot contacts can, because
+a small QP finds the contact forces that best realise the desired centroidal acceleration.
+
+Fatigue acts physically: the contact forces map to hip, knee and ankle torques through the
+legs' geometry at the current pose (the moment of each corner force about each joint: the
+Jacobian transpose for a point force), those torques drive the leg DoFs' 3CC models, and the
+fatigued bounds |tau_d| <= RC_d * tau_max_d are linear constraints on the forces in the QP.  A
+tired leg cannot push as hard: take-off is weaker, jumps are lower, the body sinks.
+
+Feet follow the reference shifted by a per-foot offset that is constant in stance and blends,
+during swing, to a Raibert-style landing correction; a foot that reaches the floor early lands
+early (the reference phase skips ahead).  Tempo: the reference phase rate drops as the legs'
+residual capacity drops, and the character rests (phase frozen) until it recovers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import quadprog
+
+from . import proxy, quat
+from .clip import Clip, Y_UP_TO_Z_UP
+from .kinematics import ClipKinematics, Kinematics
+
+GRAVITY = np.array([0.0, 0.0, -9.81])
+SIDES = ("right", "left")
+
+
+# ---------------------------------------------------------------------------------------------
+# Body: mass, inertia and leg geometry of the proxy at its rest pose
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Body:
+    mass: float
+    inertia: np.ndarray          # (3, 3) composite inertia about the COM, SRB (root) frame
+    hip: np.ndarray              # (2, 3) hip joint centres relative to the root, root frame
+    thigh: float                 # hip -> knee length
+    shin: float                  # knee -> ankle length
+    sole: np.ndarray             # (4, 3) sole corners relative to the ankle, foot link frame
+    leg_mass: np.ndarray         # (3,) thigh, shin, foot mass
+    leg_dofs: np.ndarray         # (2, 7) DoF indices: hip x3, knee, ankle x3 (right, left)
+    tau_max: np.ndarray          # (DoF,)
+    height: float
+
+
+def body_from_proxy(kin: Kinematics, mass: float = proxy.DEFAULT_MASS) -> Body:
+    """Measure the SRB and leg geometry on the proxy in its rest pose (scaled to its height)."""
+    import pybullet as p
+
+    root_rot = Y_UP_TO_Z_UP
+    kin.set_pose([0.0, 0.0, 1.0], root_rot, np.tile(quat.IDENTITY, (len(proxy.DEFAULT_JOINTS), 1)))
+    com_pos, com_rot = kin.link_frames()
+    origins = kin.joint_positions()
+    m = kin.link_mass
+    com = (m[:, None] * com_pos).sum(0) / m.sum()
+    inertia = np.zeros((3, 3))
+    for k in range(len(m)):
+        R = quat.to_matrix(com_rot[k])
+        r = com_pos[k] - com
+        inertia += R @ np.diag(kin.link_inertia[k]) @ R.T + m[k] * (r @ r * np.eye(3) - np.outer(r, r))
+    scale = mass / m.sum()
+    R_root = quat.to_matrix(root_rot)
+    idx = {n: i for i, n in enumerate(kin.link_names)}
+    hips = np.array([R_root.T @ (origins[idx[f"{s}_hip"]] - [0, 0, 1.0]) for s in SIDES])
+    thigh = float(np.linalg.norm(origins[idx["right_knee"]] - origins[idx["right_hip"]]))
+    shin = float(np.linalg.norm(origins[idx["right_ankle"]] - origins[idx["right_knee"]]))
+    # Sole corners in the foot link frame (identity joint rotations: link frame = root frame).
+    ankle = origins[idx["right_ankle"]]
+    sole_world = kin.sole_corners(com_pos, com_rot)[0]
+    sole = (sole_world - ankle) @ R_root  # world -> link frame (R_root^T applied to rows)
+    leg_mass = np.array([m[idx["right_hip"]], m[idx["right_knee"]], m[idx["right_ankle"]]]) * scale
+    offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
+    jidx = {j.name: k for k, j in enumerate(proxy.DEFAULT_JOINTS)}
+    leg_dofs = []
+    for s in SIDES:
+        h, kn, an = (offsets[jidx[f"{s}_{n}"]] for n in ("hip", "knee", "ankle"))
+        leg_dofs.append([h, h + 1, h + 2, kn, an, an + 1, an + 2])
+    return Body(
+        mass=float(mass), inertia=R_root.T @ inertia @ R_root * scale, hip=hips, thigh=thigh, shin=shin,
+        sole=sole, leg_mass=leg_mass, leg_dofs=np.array(leg_dofs),
+        tau_max=np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS * kin.scale)),
+        height=kin.height,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference: centroidal motion, feet and contacts derived from any clip
+# ---------------------------------------------------------------------------------------------
+ORIENTATION_PULL = 2.0   # 1/s: how fast the momentum-integrated orientation is pulled to the pelvis
+
+
+@dataclass(frozen=True)
+class Reference:
+    clip: Clip
+    kin: ClipKinematics
+    com: np.ndarray           # (T, 3)
+    com_vel: np.ndarray
+    com_acc: np.ndarray
+    rot: np.ndarray           # (T, 4) SRB orientation
+    ang_vel: np.ndarray       # (T, 3) world
+    ang_acc: np.ndarray
+    root_offset: np.ndarray   # (T, 3) root position relative to the COM, SRB frame
+    root_rel: np.ndarray      # (T, 4) rot^-1 * root rotation
+    ankle: np.ndarray         # (T, 2, 3) ankle joint centres
+    foot_rot: np.ndarray      # (T, 2, 4) foot link rotations
+    contact: np.ndarray       # (T, 2) reference foot contact
+    floor: float
+
+    @property
+    def duration(self) -> float:
+        return self.clip.duration
+
+    def index(self, phase: float) -> tuple[int, float]:
+        x = min(max(phase * self.clip.fps, 0.0), self.clip.frames - 1.0)
+        i = min(int(x), self.clip.frames - 2)
+        return i, x - i
+
+    def lerp(self, arr: np.ndarray, phase: float) -> np.ndarray:
+        i, a = self.index(phase)
+        return (1.0 - a) * arr[i] + a * arr[i + 1]
+
+    def next_contact_start(self, side: int, phase: float) -> float | None:
+        """Phase at which the foot's next reference stance begins (None if never)."""
+        i, _ = self.index(phase)
+        c = self.contact[:, side]
+        later = np.flatnonzero(c[i + 1:] & ~c[i:-1])
+        return None if later.size == 0 else (i + 1 + later[0]) / self.clip.fps
+
+
+def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
+    """Centroidal reference of a clip: COM, momentum-consistent orientation, feet, contacts."""
+    dt = 1.0 / clip.fps
+    com = ck.com
+    com_vel = np.gradient(com, dt, axis=0)
+    com_acc = np.gradient(com_vel, dt, axis=0)
+    m = ck.link_mass
+    link_vel = np.gradient(ck.link_pos, dt, axis=0)
+    link_w = _world_angular_velocity(ck.link_rot, clip.fps)
+    # Angular momentum about the COM: point masses plus each link's spin.
+    r = ck.link_pos - com[:, None]
+    L = np.einsum("l,tlk->tk", m, np.cross(r, link_vel - com_vel[:, None]))
+    Rl = quat.to_matrix(ck.link_rot)
+    L += np.einsum("tlij,lj,tlkj,tlk->ti", Rl, ck.link_inertia, Rl, link_w)
+    # Orientation: integrate I^-1 L (what the body's momentum allows), pulled towards the pelvis.
+    rot = np.empty((clip.frames, 4))
+    rot[0] = clip.root_rot[0]
+    pull = min(1.0, ORIENTATION_PULL * dt)
+    for t in range(clip.frames - 1):
+        R = quat.to_matrix(rot[t])
+        w = R @ np.linalg.solve(body.inertia, R.T @ L[t])
+        nxt = quat.multiply(quat.from_rotvec(w * dt), rot[t])
+        rot[t + 1] = quat.slerp(quat.normalize(nxt), clip.root_rot[t + 1], pull)
+    rot = quat.make_continuous(rot)
+    ang_vel = _world_angular_velocity(rot, clip.fps)
+    ang_acc = np.gradient(ang_vel, dt, axis=0)
+    inv = quat.conjugate(rot)
+    root_offset = quat.rotate(inv, clip.root_pos - com)
+    root_rel = quat.multiply(inv, clip.root_rot)
+    idx = [ck.link_names.index(f"{s}_ankle") for s in SIDES]
+    return Reference(
+        clip=clip, kin=ck, com=com, com_vel=com_vel, com_acc=com_acc, rot=rot, ang_vel=ang_vel,
+        ang_acc=ang_acc, root_offset=root_offset, root_rel=quat.make_continuous(root_rel),
+        ankle=ck.joint_pos[:, idx], foot_rot=ck.link_rot[:, idx], contact=ck.foot_contact,
+        floor=ck.floor_height,
+    )
+
+
+def _world_angular_velocity(q: np.ndarray, fps: float) -> np.ndarray:
+    q = quat.make_continuous(q)
+    nxt = np.concatenate([q[1:], q[-1:]])
+    prv = np.concatenate([q[:1], q[:-1]])
+    span = np.full(q.shape[0], 2.0)
+    span[0] = span[-1] = 1.0
+    d = quat.multiply(nxt, quat.conjugate(prv))
+    return quat.to_rotvec(d) * (fps / span.reshape((-1,) + (1,) * (q.ndim - 1)))
+
+
+# ---------------------------------------------------------------------------------------------
+# The QP: contact forces that best realise the desired centroidal acceleration
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class QpSettings:
+    friction: float = 0.8
+    angular_weight: float = 0.3      # weight of angular vs linear acceleration error
+    regulariser: float = 1e-6        # on forces (N^2 scaled): keeps the QP strictly convex
+    max_normal_bw: float = 6.0       # per-foot cap on the normal force, body weights
+
+
+def solve_contact_forces(body: Body, com, rot_matrix, w, acc_des, ang_acc_des, corners,
+                         torque_rows=None, torque_bounds=None, settings: QpSettings = QpSettings()):
+    """Corner forces (n, 3) minimising the acceleration error in a friction pyramid.
+
+    ``torque_rows`` (k, 3n) and ``torque_bounds`` (k, 2) add lo <= rows @ f <= hi (fatigue).
+    """
+    n = len(corners)
+    if n == 0:
+        return np.zeros((0, 3))
+    I_w = rot_matrix @ body.inertia @ rot_matrix.T
+    r = corners - com
+    A = np.zeros((6, 3 * n))
+    for c in range(n):
+        A[0:3, 3 * c:3 * c + 3] = np.eye(3)
+        A[3:6, 3 * c:3 * c + 3] = _skew(r[c])
+    b = np.concatenate([body.mass * (acc_des - GRAVITY), I_w @ ang_acc_des + np.cross(w, I_w @ w)])
+    # Residual in acceleration units: linear rows / m, angular rows through I^-1.
+    Minv = np.zeros((6, 6))
+    Minv[:3, :3] = np.eye(3) / body.mass
+    Minv[3:, 3:] = np.linalg.inv(I_w) * np.sqrt(settings.angular_weight)
+    MA = Minv @ A
+    Mb = Minv @ b
+    G = MA.T @ MA + settings.regulariser * np.eye(3 * n)
+    a = MA.T @ Mb
+    mu = settings.friction
+    rows = []
+    lows = []
+    for c in range(n):
+        base = 3 * c
+        for row in ((0, 0, 1), (-1, 0, mu), (1, 0, mu), (0, -1, mu), (0, 1, mu)):
+            v = np.zeros(3 * n)
+            v[base:base + 3] = row
+            rows.append(v)
+            lows.append(0.0)
+        v = np.zeros(3 * n)
+        v[base + 2] = -1.0
+        rows.append(v)
+        lows.append(-settings.max_normal_bw * body.mass * 9.81 / 4)
+    if torque_rows is not None and len(torque_rows):
+        rows.extend(torque_rows)
+        lows.extend(torque_bounds[:, 0])
+        rows.extend(-torque_rows)
+        lows.extend(-torque_bounds[:, 1])
+    C = np.array(rows).T
+    try:
+        f = quadprog.solve_qp(G, a, C, np.array(lows), 0)[0]
+    except ValueError:
+        # Infeasible fatigue bounds (should not happen: bounds always admit f = 0) -> no force.
+        f = np.zeros(3 * n)
+    return f.reshape(n, 3)
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+# ---------------------------------------------------------------------------------------------
+# Legs: two-link IK and the joint torques of the contact forces
+# ---------------------------------------------------------------------------------------------
+def knee_position(hip: np.ndarray, ankle: np.ndarray, forward: np.ndarray, thigh: float, shin: float) -> np.ndarray:
+    """Knee centre of a two-link leg bending forward (towards ``forward``)."""
+    d = ankle - hip
+    dist = float(np.linalg.norm(d))
+    dist = min(max(dist, 1e-6), thigh + shin - 1e-9)
+    u = d / max(np.linalg.norm(d), 1e-9)
+    along = (thigh ** 2 - shin ** 2 + dist ** 2) / (2 * dist)
+    h = np.sqrt(max(thigh ** 2 - along ** 2, 0.0))
+    bend = forward - (forward @ u) * u
+    nb = np.linalg.norm(bend)
+    bend = bend / nb if nb > 1e-9 else np.array([1.0, 0.0, 0.0])
+    return hip + along * u + h * bend
+
+
+def leg_torque_rows(joints: list[np.ndarray], frames: list[np.ndarray], corners: np.ndarray) -> np.ndarray:
+    """(7, 3n) rows mapping corner forces to hip(3), knee(1), ankle(3) torques of one leg.
+
+    The torque of force f at point x about joint o along axis u is u . ((x - o) x f)
+    = f . (u x (x - o)).  ``frames`` give the axes: hip and ankle 3x3 (columns), knee its axis.
+    """
+    hip, knee, ankle = joints
+    axes = [(hip, frames[0][:, k]) for k in range(3)] + [(knee, frames[1])] + \
+           [(ankle, frames[2][:, k]) for k in range(3)]
+    rows = np.zeros((7, 3 * len(corners)))
+    for d, (origin, axis) in enumerate(axes):
+        rows[d] = np.cross(axis, corners - origin).ravel()
+    return rows
+
+
+
+KNEE_AXIS = np.array([0.0, 0.0, 1.0])   # revolute axis of the knee in its link frame
+LEG_DOWN = np.array([0.0, -1.0, 0.0])   # thigh and shin direction in their link frames (URDF Y-up)
+
+
+def leg_ik(body: Body, side: int, root_pos, root_R, q_hip_ref, ankle_target, foot_R_target):
+    """Hip, knee angle and ankle local rotation putting the ankle at ``ankle_target`` with the foot
+    oriented ``foot_R_target``.  The knee angle follows from the hip-ankle distance; the hip keeps
+    the reference's twist and knee plane and swings minimally onto the target."""
+    hip = root_pos + root_R @ body.hip[side]
+    d = float(np.linalg.norm(ankle_target - hip))
+    l1, l2 = body.thigh, body.shin
+    d = min(max(d, abs(l1 - l2) + 1e-6), l1 + l2 - 1e-6)
+    interior = np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0, 1.0))
+    knee = -(np.pi - interior)                       # DeepMimic knees flex to negative angles
+    W_hip_ref = root_R @ quat.to_matrix(q_hip_ref)
+    Rk = quat.to_matrix(quat.from_axis_angle(KNEE_AXIS, knee))
+    ankle_now = W_hip_ref @ (l1 * LEG_DOWN + Rk @ (l2 * LEG_DOWN))
+    swing = quat.to_matrix(_rotation_between(ankle_now, ankle_target - hip))
+    W_hip = swing @ W_hip_ref
+    q_hip = _matrix_to_quat(root_R.T @ W_hip)
+    W_knee = W_hip @ Rk
+    q_ankle = _matrix_to_quat(W_knee.T @ foot_R_target)
+    return q_hip, knee, q_ankle
+
+
+def _matrix_to_quat(R: np.ndarray) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) of a rotation matrix (Shepperd's method)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    if tr > 0:
+        s = 2.0 * np.sqrt(tr + 1.0)
+        q = [(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s]
+    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q = [0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s]
+    elif R[1, 1] > R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        q = [(R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        q = [(R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s, (R[1, 0] - R[0, 1]) / s]
+    q = np.array(q)
+    return q / np.linalg.norm(q)
+
+def _rotation_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Quaternion of the minimal rotation taking direction a to direction b."""
+    a = a / np.linalg.norm(a)
+    b = b / np.linalg.norm(b)
+    c = np.cross(a, b)
+    d = float(a @ b)
+    if d < -0.999999:
+        axis = np.cross(a, [1.0, 0.0, 0.0])
+        if np.linalg.norm(axis) < 1e-6:
+            axis = np.cross(a, [0.0, 1.0, 0.0])
+        return quat.from_axis_angle(axis, np.pi)
+    q = np.array([c[0], c[1], c[2], 1.0 + d])
+    return q / np.linalg.norm(q)
+
+
+# ---------------------------------------------------------------------------------------------
+# The simulation loop
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class SrbSettings:
+    rate: float = 120.0           # Hz, SRB dynamics and QP
+    kp: float = 120.0             # 1/s^2, COM position gain
+    kd: float = 35.0              # 1/s, COM velocity gain
+    kp_rot: float = 120.0
+    kd_rot: float = 35.0
+    raibert_kp: float = 1.0       # landing correction per metre of COM error
+    raibert_kv: float = 0.1       # ... per m/s of COM velocity error
+    full_tempo_rc: float = 0.75   # legs' residual capacity above which the tempo is unchanged
+    rest_rc: float = 0.35         # ... below which the character stops to rest
+    resume_rc: float = 0.7        # ... it resumes once every leg DoF is back above this
+    min_tempo: float = 0.35
+    early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
+    contact_height: float = 0.02  # m: sole corners this close to the floor carry load
+    qp: QpSettings = None
+
+    def __post_init__(self):
+        if self.qp is None:
+            self.qp = QpSettings()
+
+
+@dataclass
+class _Foot:
+    stance: bool
+    offset: np.ndarray            # world shift of this foot from the reference foot
+    lift_offset: np.ndarray
+    lift_phase: float = 0.0
+    land_phase: float = 0.0
+
+
+def _smoothstep(x: float) -> float:
+    x = min(max(x, 0.0), 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
+class SrbSimulator:
+    """Steps the SRB through a Reference under a fatigue model (or none) and records frames."""
+
+    def __init__(self, ref: Reference, body: Body, fatigue=None, settings: SrbSettings | None = None,
+                 push: tuple[float, float, np.ndarray] | None = None):
+        self.ref = ref
+        self.body = body
+        self.fatigue = fatigue              # runtime.schedule.ScheduledModel or None
+        self.s = settings or SrbSettings()
+        self.push = push                    # (start s, duration s, force N)
+        self.dt = 1.0 / self.s.rate
+        self.time = 0.0
+        self.phase = 0.0
+        self.tempo = 1.0
+        self.resting = False
+        self.p = ref.com[0].copy()
+        self.v = ref.com_vel[0].copy()
+        self.q = ref.rot[0].copy()
+        self.w = ref.ang_vel[0].copy()
+        self.feet = [_Foot(bool(ref.contact[0, k]), np.zeros(3), np.zeros(3)) for k in range(2)]
+        for k, foot in enumerate(self.feet):
+            if not foot.stance:
+                foot.lift_phase = 0.0
+                foot.land_phase = ref.next_contact_start(k, 0.0) or ref.duration
+        n = len(body.tau_max)
+        self.torque = np.zeros(n)
+        self.load_avg = np.zeros(n)
+        self.events: list[dict] = []
+        self.fallen = False
+        self.standing_com = float(np.median(ref.com[:, 2]) - ref.floor)
+
+    # -- one step ----------------------------------------------------------------------------
+    def step(self) -> None:
+        ref, s, body = self.ref, self.s, self.body
+        phase = self.phase
+        rate = 0.0 if self.resting else self.tempo
+        p_r = ref.lerp(ref.com, phase)
+        v_r = ref.lerp(ref.com_vel, phase) * rate
+        a_r = ref.lerp(ref.com_acc, phase) * rate * rate
+        q_r = quat.normalize(ref.lerp(ref.rot, phase))
+        w_r = ref.lerp(ref.ang_vel, phase) * rate
+        al_r = ref.lerp(ref.ang_acc, phase) * rate * rate
+        acc_des = a_r + s.kp * (p_r - self.p) + s.kd * (v_r - self.v)
+        rot_err = quat.to_rotvec(quat.multiply(q_r, quat.conjugate(self.q)))
+        ang_des = al_r + s.kp_rot * rot_err + s.kd_rot * (w_r - self.w)
+
+        i, a = ref.index(phase)
+        contact_r = ref.contact[i + (1 if a > 0.5 else 0)]
+        R = quat.to_matrix(self.q)
+        root_R = R @ quat.to_matrix(ref.lerp(ref.root_rel, phase))
+        root_pos = self.p + R @ ref.lerp(ref.root_offset, phase)
+        jump_to = None
+        corners_all, rows_all, legs = [], [], []
+        for k, foot in enumerate(self.feet):
+            ankle_r = ref.lerp(ref.ankle[:, k], phase)
+            if foot.stance and not contact_r[k] and not self.resting:
+                foot.stance = False
+                foot.lift_offset = foot.offset.copy()
+                foot.lift_phase = phase
+                foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
+            if not foot.stance:
+                target = np.zeros(3)
+                target[:2] = s.raibert_kp * (self.p - p_r)[:2] + s.raibert_kv * (self.v - v_r)[:2]
+                span = max(foot.land_phase - foot.lift_phase, 1e-6)
+                blend = _smoothstep((phase - foot.lift_phase) / span)
+                foot.offset = (1 - blend) * foot.lift_offset + blend * target
+                # In the air the foot keeps its height relative to the body, not to the world.
+                ankle_z = ankle_r[2] + (self.p[2] - p_r[2])
+                sole_z = ankle_z + min(body.sole[:, 1].min(), -0.0)  # sole below the ankle
+                touches = sole_z <= ref.floor + s.contact_height
+                if contact_r[k] or (touches and self.v[2] < 0 and
+                                    foot.land_phase - phase < s.early_landing_window):
+                    foot.stance = True
+                    if not contact_r[k]:
+                        jump_to = max(jump_to or 0.0, foot.land_phase)
+            if foot.stance:
+                foot_R = quat.to_matrix(ref.lerp(ref.foot_rot[:, k], phase))
+                ankle = ankle_r + foot.offset
+                corners = ankle + body.sole @ foot_R.T
+                low = corners[:, 2] - ref.floor < s.contact_height
+                if not low.any():
+                    low = corners[:, 2] <= np.sort(corners[:, 2])[1]
+                corners = corners[low]
+                corners[:, 2] = ref.floor
+                hip = root_pos + root_R @ body.hip[k]
+                knee = knee_position(hip, ankle, root_R[:, 0], body.thigh, body.shin)
+                knee_axis = np.cross(knee - hip, ankle - knee)
+                nk = np.linalg.norm(knee_axis)
+                knee_axis = knee_axis / nk if nk > 1e-9 else root_R[:, 1]
+                rows = leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], corners)
+                legs.append((k, len(corners_all), len(corners)))
+                corners_all.extend(corners)
+                rows_all.append(rows)
+        if jump_to is not None and jump_to > self.phase:
+            self.phase = jump_to
+
+        n_c = len(corners_all)
+        forces = np.zeros((0, 3))
+        leg_torque = np.zeros((2, 7))
+        if n_c:
+            corners_all = np.array(corners_all)
+            torque_rows = None
+            bounds = None
+            if self.fatigue is not None:
+                rc = self.fatigue.model.residual_capacity
+                torque_rows = np.zeros((7 * len(legs), 3 * n_c))
+                bounds = np.zeros((7 * len(legs), 2))
+                for j, ((k, start, count), rows) in enumerate(zip(legs, rows_all)):
+                    torque_rows[7 * j:7 * j + 7, 3 * start:3 * (start + count)] = rows
+                    cap = rc[body.leg_dofs[k]] * body.tau_max[body.leg_dofs[k]]
+                    bounds[7 * j:7 * j + 7, 0] = -cap
+                    bounds[7 * j:7 * j + 7, 1] = cap
+            forces = solve_contact_forces(body, self.p, R, self.w, acc_des, ang_des, corners_all,
+                                          torque_rows, bounds, s.qp)
+            for (k, start, count), rows in zip(legs, rows_all):
+                leg_torque[k] = rows @ forces[start:start + count].ravel()
+
+        # Fatigue: book the leg torques (the rest of the body is booked by the limb layer).
+        torque = np.zeros(len(body.tau_max))
+        for k in range(2):
+            torque[body.leg_dofs[k]] = leg_torque[k]
+        if self.fatigue is not None:
+            torque = self.fatigue.step_torque(torque, body.tau_max, self.time, self.dt)
+        self.torque = torque
+        tl = np.minimum(np.abs(torque) / body.tau_max, 1.0)
+        self.load_avg += (tl - self.load_avg) * min(1.0, self.dt / 0.5)
+
+        # Dynamics: semi-implicit Euler of the rigid body.
+        total = forces.sum(axis=0) if n_c else np.zeros(3)
+        moment = np.cross(corners_all - self.p, forces).sum(axis=0) if n_c else np.zeros(3)
+        if self.push is not None and self.push[0] <= self.time < self.push[0] + self.push[1]:
+            total = total + self.push[2]
+        I_w = R @ body.inertia @ R.T
+        acc = total / body.mass + GRAVITY
+        ang = np.linalg.solve(I_w, moment - np.cross(self.w, I_w @ self.w))
+        self.v = self.v + acc * self.dt
+        self.p = self.p + self.v * self.dt
+        self.w = self.w + ang * self.dt
+        self.q = quat.normalize(quat.multiply(quat.from_rotvec(self.w * self.dt), self.q))
+        self.forces = forces
+        self.time += self.dt
+        self._update_tempo()
+        self.phase = min(self.phase + rate * self.dt, ref.duration)
+        self._check_fall(q_r)
+
+    def _update_tempo(self) -> None:
+        """Tempo rule: slow down as the loaded leg DoFs lose capacity; rest when they cannot
+        carry the motion, resume when every leg DoF has recovered."""
+        if self.fatigue is None:
+            return
+        s = self.s
+        dofs = self.body.leg_dofs.ravel()
+        rc = self.fatigue.model.residual_capacity[dofs]
+        loaded = self.load_avg[dofs] > 0.02
+        rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
+        frame = int(round(self.time * 30))
+        if self.resting:
+            if float(rc.min()) >= s.resume_rc:
+                self.resting = False
+                self.events.append({"time": self.time, "frame": frame, "kind": "resume"})
+            return
+        self.tempo = float(np.clip((rc_eff - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo, 1.0))
+        if rc_eff < s.rest_rc and all(f.stance for f in self.feet):
+            self.resting = True
+            self.events.append({"time": self.time, "frame": frame, "kind": "rest"})
+
+    def _check_fall(self, q_r) -> None:
+        height = self.p[2] - self.ref.floor
+        tilt = float(quat.angle_between(self.q, q_r))
+        if not self.fallen and (height < 0.45 * self.standing_com or tilt > 1.2):
+            self.fallen = True
+            self.events.append({"time": self.time, "kind": "fall", "frame": int(round(self.time * 30))})
+
+    # -- output ------------------------------------------------------------------------------
+    def pose(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Full-body pose now: root position/rotation, joint rotations, ankles, contacts.
+
+        Trunk, arms and neck come from the reference at the current phase; pelvis from the SRB
+        with the reference's pelvis-to-COM offset; legs by IK onto the simulated feet."""
+        ref, body = self.ref, self.body
+        phase = self.phase
+        _, _, joints = ref.clip.sample(phase)
+        R = quat.to_matrix(self.q)
+        root_rot = quat.multiply(self.q, quat.normalize(ref.lerp(ref.root_rel, phase)))
+        root_R = quat.to_matrix(root_rot)
+        root_pos = self.p + R @ ref.lerp(ref.root_offset, phase)
+        p_r = ref.lerp(ref.com, phase)
+        names = [j.name for j in proxy.DEFAULT_JOINTS]
+        ankles = np.zeros((2, 3))
+        for k, side in enumerate(SIDES):
+            foot = self.feet[k]
+            ankle = ref.lerp(ref.ankle[:, k], phase) + foot.offset
+            if not foot.stance:
+                ankle[2] += self.p[2] - p_r[2]
+                ankle[2] = max(ankle[2], ref.floor - body.sole[:, 1].min())
+            foot_R = quat.to_matrix(quat.normalize(ref.lerp(ref.foot_rot[:, k], phase)))
+            hi, ki, ai = (names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle"))
+            q_hip, knee, q_ankle = leg_ik(body, k, root_pos, root_R, joints[hi], ankle, foot_R)
+            joints[hi] = q_hip
+            joints[ki] = quat.from_axis_angle(KNEE_AXIS, knee)
+            joints[ai] = q_ankle
+            ankles[k] = ankle
+        contacts = np.array([f.stance for f in self.feet])
+        return root_pos, root_rot, joints, ankles, contacts

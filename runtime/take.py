@@ -1,0 +1,53 @@
+"""The result of a simulation, one type for every mode: what the bake writes back to Blender.
+
+Per output frame: the body pose (root + local joint rotations in proxy order, like a Clip), the
+fatigue state of every DoF, the torques the muscles produced, foot contacts, any non-physical
+help, and the reference phase (seconds of the source clip: a tired take plays it slower, so the
+take can be longer than the clip).  ``notes`` says in words how each body part was simulated.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .clip import Clip
+
+FATIGUE_FIELDS = ("MA", "MR", "MF", "TL", "RC")
+
+
+@dataclass
+class Take:
+    mode: str
+    fps: float
+    clip: Clip                       # the pose stream as a Clip (root + joints per frame)
+    reference_time: np.ndarray       # (T,) seconds of the source clip shown at each frame
+    fatigue: dict[str, np.ndarray]   # MA, MR, MF, TL, RC: (T, DoF)
+    torque: np.ndarray               # (T, DoF) N*m applied by the muscles
+    contacts: np.ndarray             # (T, 2) right, left foot on the ground
+    residual_force: np.ndarray       # (T, 3) non-physical help on the root, N (zero when none)
+    com: np.ndarray                  # (T, 3) simulated centre of mass
+    events: list[dict] = field(default_factory=list)   # {"frame", "kind": "rest"|"resume"|"fall", ...}
+    notes: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def frames(self) -> int:
+        return self.clip.frames
+
+    @property
+    def fell(self) -> bool:
+        return any(e["kind"] == "fall" for e in self.events)
+
+    def duration_stretch(self) -> float:
+        """Take length over the length of source motion it covers (1 = same tempo)."""
+        covered = float(self.reference_time[-1] - self.reference_time[0])
+        return (self.frames - 1) / self.fps / covered if covered > 0 else float("inf")
+
+    def peak_fatigue_by(self, groups: list[str]) -> dict[str, float]:
+        """Largest MF reached in each group (e.g. proxy.dof_body_parts())."""
+        mf = self.fatigue["MF"]
+        out: dict[str, float] = {}
+        for d, g in enumerate(groups):
+            out[g] = max(out.get(g, 0.0), float(mf[:, d].max()))
+        return out
