@@ -16,6 +16,7 @@ from .clip import Clip
 # Tolerances for a 1.62 m proxy; scaled with the proxy's height.
 CONTACT_DISTANCE = 0.035    # m between collision shape and floor
 FOOT_STILL_SPEED = 0.6      # m/s horizontal speed of a stance foot
+STILL_FOOT_REACH = 2.0      # a still foot counts up to this many CONTACT_DISTANCEs (capture hover)
 # Corners of the sole in the foot link's frame (x forward, y up, z lateral in the URDF frame).
 _SOLE = np.array([[sx * proxy.FOOT_HALF_EXTENTS[0], -proxy.FOOT_HALF_EXTENTS[1], sz * proxy.FOOT_HALF_EXTENTS[2]]
                   for sx in (1, -1) for sz in (1, -1)])
@@ -140,14 +141,15 @@ class Kinematics:
             touching[t] = self._distances_to_floor(floor, 4 * reach) < reach
         # Feet: the sole near the floor and its lowest corner nearly still (a foot rolling over
         # heel or toe pivots about that corner while the sole's centre moves), or the sole right
-        # on the floor.
+        # on the floor, or still and hovering a little (captured feet often float a few cm).
         sole_z = sole[..., 2]
         clearance = sole_z.min(axis=2) - floor
         foot_low = clearance < reach
         corner_speed = np.linalg.norm(np.gradient(sole[..., :2], 1.0 / clip.fps, axis=0), axis=-1)
         pivot = sole_z.argmin(axis=2)[..., None]
         pivot_speed = np.take_along_axis(corner_speed, pivot, axis=2)[..., 0]
-        foot_contact = (clearance < 0.5 * reach) | (foot_low & (pivot_speed < FOOT_STILL_SPEED * self.scale))
+        still = pivot_speed < FOOT_STILL_SPEED * self.scale
+        foot_contact = (clearance < 0.5 * reach) | (foot_low & still) | ((clearance < STILL_FOOT_REACH * reach) & still)
         return ClipKinematics(self.link_names, link_pos, link_rot, joint_pos, self.link_mass, self.link_inertia,
                               com, sole, floor,
                               touching, _debounce(foot_contact, max(1, int(round(clip.fps * 0.05)))))

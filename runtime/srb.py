@@ -38,6 +38,7 @@ SIDES = ("right", "left")
 class Body:
     mass: float
     inertia: np.ndarray          # (3, 3) composite inertia about the COM, SRB (root) frame
+    inertia_inv: np.ndarray
     hip: np.ndarray              # (2, 3) hip joint centres relative to the root, root frame
     thigh: float                 # hip -> knee length
     shin: float                  # knee -> ankle length
@@ -46,6 +47,18 @@ class Body:
     leg_dofs: np.ndarray         # (2, 7) DoF indices: hip x3, knee, ankle x3 (right, left)
     tau_max: np.ndarray          # (DoF,)
     height: float
+
+    @property
+    def sole_drop(self) -> float:
+        """Height of the sole below the ankle centre (foot level)."""
+        return float(self.sole[:, 1].min())
+
+    @property
+    def tau_max_inv(self) -> np.ndarray:
+        return 1.0 / self.tau_max
+
+    def inertia_world(self, R: np.ndarray) -> np.ndarray:
+        return R @ self.inertia @ R.T
 
 
 def body_from_proxy(kin: Kinematics, mass: float = proxy.DEFAULT_MASS) -> Body:
@@ -81,7 +94,8 @@ def body_from_proxy(kin: Kinematics, mass: float = proxy.DEFAULT_MASS) -> Body:
         h, kn, an = (offsets[jidx[f"{s}_{n}"]] for n in ("hip", "knee", "ankle"))
         leg_dofs.append([h, h + 1, h + 2, kn, an, an + 1, an + 2])
     return Body(
-        mass=float(mass), inertia=R_root.T @ inertia @ R_root * scale, hip=hips, thigh=thigh, shin=shin,
+        mass=float(mass), inertia=R_root.T @ inertia @ R_root * scale,
+        inertia_inv=np.linalg.inv(R_root.T @ inertia @ R_root * scale), hip=hips, thigh=thigh, shin=shin,
         sole=sole, leg_mass=leg_mass, leg_dofs=np.array(leg_dofs),
         tau_max=np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS * kin.scale)),
         height=kin.height,
@@ -91,7 +105,7 @@ def body_from_proxy(kin: Kinematics, mass: float = proxy.DEFAULT_MASS) -> Body:
 # ---------------------------------------------------------------------------------------------
 # Reference: centroidal motion, feet and contacts derived from any clip
 # ---------------------------------------------------------------------------------------------
-ORIENTATION_PULL = 2.0   # 1/s: how fast the momentum-integrated orientation is pulled to the pelvis
+ORIENTATION_PULL = 1.0   # 1/s: how fast the momentum-integrated orientation is pulled to the pelvis
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,7 @@ class Reference:
     rot: np.ndarray           # (T, 4) SRB orientation
     ang_vel: np.ndarray       # (T, 3) world
     ang_acc: np.ndarray
+    momentum_rate: np.ndarray # (T, 3) dL/dt about the COM: the moment the contacts must supply
     root_offset: np.ndarray   # (T, 3) root position relative to the COM, SRB frame
     root_rel: np.ndarray      # (T, 4) rot^-1 * root rotation
     ankle: np.ndarray         # (T, 2, 3) ankle joint centres
@@ -124,12 +139,43 @@ class Reference:
         i, a = self.index(phase)
         return (1.0 - a) * arr[i] + a * arr[i + 1]
 
+    def sample(self, phase: float) -> "RefSample":
+        """Everything the controller reads at ``phase``, from two packed tables (one lerp each)."""
+        tables = self.__dict__.get("_tables")
+        if tables is None:
+            vec = np.concatenate([self.com, self.com_vel, self.com_acc, self.ang_vel, self.momentum_rate,
+                                  self.root_offset, self.ankle.reshape(-1, 6),
+                                  self.contact.astype(np.float64)], axis=1)
+            quats = np.stack([self.rot, self.root_rel, self.foot_rot[:, 0], self.foot_rot[:, 1]], axis=1)
+            tables = (vec, quats)
+            object.__setattr__(self, "_tables", tables)
+        vec, quats = tables
+        i, a = self.index(phase)
+        v = vec[i] + a * (vec[i + 1] - vec[i])
+        q = quats[i] + a * (quats[i + 1] - quats[i])
+        q /= np.sqrt((q * q).sum(axis=1))[:, None]
+        return RefSample(v, q, self.contact[i + (1 if a > 0.5 else 0)])
+
     def next_contact_start(self, side: int, phase: float) -> float | None:
         """Phase at which the foot's next reference stance begins (None if never)."""
         i, _ = self.index(phase)
         c = self.contact[:, side]
         later = np.flatnonzero(c[i + 1:] & ~c[i:-1])
         return None if later.size == 0 else (i + 1 + later[0]) / self.clip.fps
+
+
+class RefSample:
+    """Reference quantities at one phase (views into one interpolated vector)."""
+
+    __slots__ = ("com", "com_vel", "com_acc", "ang_vel", "momentum_rate", "root_offset", "ankle",
+                 "rot", "root_rel", "foot_rot", "contact")
+
+    def __init__(self, v: np.ndarray, q: np.ndarray, contact: np.ndarray):
+        self.com, self.com_vel, self.com_acc = v[0:3], v[3:6], v[6:9]
+        self.ang_vel, self.momentum_rate, self.root_offset = v[9:12], v[12:15], v[15:18]
+        self.ankle = v[18:24].reshape(2, 3)
+        self.rot, self.root_rel, self.foot_rot = q[0], q[1], q[2:4]
+        self.contact = contact
 
 
 def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
@@ -146,15 +192,20 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     L = np.einsum("l,tlk->tk", m, np.cross(r, link_vel - com_vel[:, None]))
     Rl = quat.to_matrix(ck.link_rot)
     L += np.einsum("tlij,lj,tlkj,tlk->ti", Rl, ck.link_inertia, Rl, link_w)
-    # Orientation: integrate I^-1 L (what the body's momentum allows), pulled towards the pelvis.
+    # Composite inertia of each reference pose about its COM (world frame).
+    I_ref = np.einsum("tlij,lj,tlkj->tik", Rl, ck.link_inertia, Rl)
+    I_ref += np.einsum("l,tlij->tij", m, np.einsum("tlk,tlk->tl", r, r)[..., None, None] * np.eye(3)
+                       - np.einsum("tli,tlj->tlij", r, r))
+    # Orientation: integrate I_ref^-1 L (the body's average rotation that its momentum allows),
+    # pulled towards the pelvis while a foot is on the ground (in the air nothing can pull).
     rot = np.empty((clip.frames, 4))
     rot[0] = clip.root_rot[0]
     pull = min(1.0, ORIENTATION_PULL * dt)
+    grounded = ck.foot_contact.any(axis=1)
     for t in range(clip.frames - 1):
-        R = quat.to_matrix(rot[t])
-        w = R @ np.linalg.solve(body.inertia, R.T @ L[t])
-        nxt = quat.multiply(quat.from_rotvec(w * dt), rot[t])
-        rot[t + 1] = quat.slerp(quat.normalize(nxt), clip.root_rot[t + 1], pull)
+        w = np.linalg.solve(I_ref[t], L[t])
+        nxt = quat.normalize(quat.multiply(quat.from_rotvec(w * dt), rot[t]))
+        rot[t + 1] = quat.slerp(nxt, clip.root_rot[t + 1], pull) if grounded[t] else nxt
     rot = quat.make_continuous(rot)
     ang_vel = _world_angular_velocity(rot, clip.fps)
     ang_acc = np.gradient(ang_vel, dt, axis=0)
@@ -164,7 +215,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     idx = [ck.link_names.index(f"{s}_ankle") for s in SIDES]
     return Reference(
         clip=clip, kin=ck, com=com, com_vel=com_vel, com_acc=com_acc, rot=rot, ang_vel=ang_vel,
-        ang_acc=ang_acc, root_offset=root_offset, root_rel=quat.make_continuous(root_rel),
+        ang_acc=ang_acc, momentum_rate=np.gradient(L, dt, axis=0), root_offset=root_offset, root_rel=quat.make_continuous(root_rel),
         ankle=ck.joint_pos[:, idx], foot_rot=ck.link_rot[:, idx], contact=ck.foot_contact,
         floor=ck.floor_height,
     )
@@ -186,65 +237,89 @@ def _world_angular_velocity(q: np.ndarray, fps: float) -> np.ndarray:
 @dataclass
 class QpSettings:
     friction: float = 0.8
-    angular_weight: float = 0.3      # weight of angular vs linear acceleration error
+    angular_weight: float = 0.05     # weight of angular vs linear acceleration error
     regulariser: float = 1e-6        # on forces (N^2 scaled): keeps the QP strictly convex
     max_normal_bw: float = 6.0       # per-foot cap on the normal force, body weights
 
 
-def solve_contact_forces(body: Body, com, rot_matrix, w, acc_des, ang_acc_des, corners,
+_FRICTION_CACHE: dict[tuple[int, float, float], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _friction_constraints(n: int, mu: float, max_normal: float) -> tuple[np.ndarray, np.ndarray]:
+    """Columns C and bounds b of C^T f >= b: pyramid |f_t| <= mu f_n, 0 <= f_n <= max_normal."""
+    key = (n, mu, max_normal)
+    if key not in _FRICTION_CACHE:
+        rows, lows = [], []
+        for c in range(n):
+            for row, low in (((0, 0, 1), 0.0), ((-1, 0, mu), 0.0), ((1, 0, mu), 0.0),
+                             ((0, -1, mu), 0.0), ((0, 1, mu), 0.0), ((0, 0, -1), -max_normal)):
+                v = np.zeros(3 * n)
+                v[3 * c:3 * c + 3] = row
+                rows.append(v)
+                lows.append(low)
+        _FRICTION_CACHE[key] = (np.array(rows).T.copy(), np.array(lows))
+    return _FRICTION_CACHE[key]
+
+
+def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corners,
                          torque_rows=None, torque_bounds=None, settings: QpSettings = QpSettings()):
-    """Corner forces (n, 3) minimising the acceleration error in a friction pyramid.
+    """Corner forces (n, 3) minimising the error to the desired COM acceleration and moment about
+    the COM (both weighted in acceleration units) within a friction pyramid.
 
     ``torque_rows`` (k, 3n) and ``torque_bounds`` (k, 2) add lo <= rows @ f <= hi (fatigue).
     """
     n = len(corners)
     if n == 0:
         return np.zeros((0, 3))
-    I_w = rot_matrix @ body.inertia @ rot_matrix.T
     r = corners - com
     A = np.zeros((6, 3 * n))
-    for c in range(n):
-        A[0:3, 3 * c:3 * c + 3] = np.eye(3)
-        A[3:6, 3 * c:3 * c + 3] = _skew(r[c])
-    b = np.concatenate([body.mass * (acc_des - GRAVITY), I_w @ ang_acc_des + np.cross(w, I_w @ w)])
+    A[0, 0::3] = A[1, 1::3] = A[2, 2::3] = 1.0
+    A[3, 1::3], A[3, 2::3] = -r[:, 2], r[:, 1]
+    A[4, 0::3], A[4, 2::3] = r[:, 2], -r[:, 0]
+    A[5, 0::3], A[5, 1::3] = -r[:, 1], r[:, 0]
+    b = np.empty(6)
+    b[:3] = body.mass * (acc_des - GRAVITY)
+    b[3:] = moment_des
     # Residual in acceleration units: linear rows / m, angular rows through I^-1.
     Minv = np.zeros((6, 6))
-    Minv[:3, :3] = np.eye(3) / body.mass
-    Minv[3:, 3:] = np.linalg.inv(I_w) * np.sqrt(settings.angular_weight)
+    Minv[0, 0] = Minv[1, 1] = Minv[2, 2] = 1.0 / body.mass
+    Minv[3:, 3:] = rot_matrix @ body.inertia_inv @ rot_matrix.T * np.sqrt(settings.angular_weight)
     MA = Minv @ A
     Mb = Minv @ b
-    G = MA.T @ MA + settings.regulariser * np.eye(3 * n)
+    G = MA.T @ MA
+    G[np.diag_indices(3 * n)] += settings.regulariser
     a = MA.T @ Mb
-    mu = settings.friction
-    rows = []
-    lows = []
-    for c in range(n):
-        base = 3 * c
-        for row in ((0, 0, 1), (-1, 0, mu), (1, 0, mu), (0, -1, mu), (0, 1, mu)):
-            v = np.zeros(3 * n)
-            v[base:base + 3] = row
-            rows.append(v)
-            lows.append(0.0)
-        v = np.zeros(3 * n)
-        v[base + 2] = -1.0
-        rows.append(v)
-        lows.append(-settings.max_normal_bw * body.mass * 9.81 / 4)
+    C, lows = _friction_constraints(n, settings.friction, settings.max_normal_bw * body.mass * 9.81 / 4)
     if torque_rows is not None and len(torque_rows):
-        rows.extend(torque_rows)
-        lows.extend(torque_bounds[:, 0])
-        rows.extend(-torque_rows)
-        lows.extend(-torque_bounds[:, 1])
-    C = np.array(rows).T
+        C = np.hstack([C, torque_rows.T, -torque_rows.T])
+        lows = np.concatenate([lows, torque_bounds[:, 0], -torque_bounds[:, 1]])
     try:
-        f = quadprog.solve_qp(G, a, C, np.array(lows), 0)[0]
+        f = quadprog.solve_qp(G, a, C, lows, 0)[0]
     except ValueError:
-        # Infeasible fatigue bounds (should not happen: bounds always admit f = 0) -> no force.
+        # Infeasible (cannot happen while the bounds admit f = 0): no force this step.
         f = np.zeros(3 * n)
     return f.reshape(n, 3)
 
 
 def _skew(v: np.ndarray) -> np.ndarray:
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b over the last axis (np.cross costs ~10x more on tiny arrays)."""
+    return np.stack((a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]), axis=-1)
+
+
+def _qmat(q) -> np.ndarray:
+    """Rotation matrix of one unit quaternion (x, y, z, w), on Python floats for speed."""
+    x, y, z, w = (float(c) for c in q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,13 +346,10 @@ def leg_torque_rows(joints: list[np.ndarray], frames: list[np.ndarray], corners:
     = f . (u x (x - o)).  ``frames`` give the axes: hip and ankle 3x3 (columns), knee its axis.
     """
     hip, knee, ankle = joints
-    axes = [(hip, frames[0][:, k]) for k in range(3)] + [(knee, frames[1])] + \
-           [(ankle, frames[2][:, k]) for k in range(3)]
-    rows = np.zeros((7, 3 * len(corners)))
-    for d, (origin, axis) in enumerate(axes):
-        rows[d] = np.cross(axis, corners - origin).ravel()
-    return rows
-
+    axes = np.vstack([frames[0].T, frames[1][None], frames[2].T])           # (7, 3)
+    origins = np.array([hip, hip, hip, knee, ankle, ankle, ankle])          # (7, 3)
+    lever = corners[None, :, :] - origins[:, None, :]                       # (7, n, 3)
+    return _cross(np.broadcast_to(axes[:, None, :], lever.shape), lever).reshape(7, -1)
 
 
 KNEE_AXIS = np.array([0.0, 0.0, 1.0])   # revolute axis of the knee in its link frame
@@ -343,11 +415,11 @@ def _rotation_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class SrbSettings:
-    rate: float = 120.0           # Hz, SRB dynamics and QP
+    rate: float = 60.0            # Hz, SRB dynamics and QP
     kp: float = 120.0             # 1/s^2, COM position gain
     kd: float = 35.0              # 1/s, COM velocity gain
-    kp_rot: float = 120.0
-    kd_rot: float = 35.0
+    kp_rot: float = 40.0
+    kd_rot: float = 12.6
     raibert_kp: float = 1.0       # landing correction per metre of COM error
     raibert_kv: float = 0.1       # ... per m/s of COM velocity error
     full_tempo_rc: float = 0.75   # legs' residual capacity above which the tempo is unchanged
@@ -356,6 +428,10 @@ class SrbSettings:
     min_tempo: float = 0.35
     early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
     contact_height: float = 0.02  # m: sole corners this close to the floor carry load
+    # "reference": the body's orientation follows the momentum-consistent reference and only
+    # the COM is simulated (the moment the contacts cannot supply is recorded as residual);
+    # "dynamic": full rigid-body rotation (the seed's SRB; needs a policy for most clips).
+    orientation: str = "reference"
     qp: QpSettings = None
 
     def __post_init__(self):
@@ -404,8 +480,12 @@ class SrbSimulator:
         n = len(body.tau_max)
         self.torque = np.zeros(n)
         self.load_avg = np.zeros(n)
+        self._load_blend = min(1.0, self.dt / 0.5)
         self.events: list[dict] = []
         self.fallen = False
+        self.residual_moment = np.zeros(3)
+        self._next_sample, self._next_sample_phase = None, None
+        self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self.standing_com = float(np.median(ref.com[:, 2]) - ref.floor)
 
     # -- one step ----------------------------------------------------------------------------
@@ -413,25 +493,28 @@ class SrbSimulator:
         ref, s, body = self.ref, self.s, self.body
         phase = self.phase
         rate = 0.0 if self.resting else self.tempo
-        p_r = ref.lerp(ref.com, phase)
-        v_r = ref.lerp(ref.com_vel, phase) * rate
-        a_r = ref.lerp(ref.com_acc, phase) * rate * rate
-        q_r = quat.normalize(ref.lerp(ref.rot, phase))
-        w_r = ref.lerp(ref.ang_vel, phase) * rate
-        al_r = ref.lerp(ref.ang_acc, phase) * rate * rate
-        acc_des = a_r + s.kp * (p_r - self.p) + s.kd * (v_r - self.v)
-        rot_err = quat.to_rotvec(quat.multiply(q_r, quat.conjugate(self.q)))
-        ang_des = al_r + s.kp_rot * rot_err + s.kd_rot * (w_r - self.w)
+        r = self._next_sample if self._next_sample_phase == phase else ref.sample(phase)
+        p_r = r.com
+        v_r = r.com_vel * rate
+        acc_des = r.com_acc * (rate * rate) + s.kp * (p_r - self.p) + s.kd * (v_r - self.v)
+        R = _qmat(self.q)
+        if s.orientation == "dynamic":
+            rot_err = quat.to_rotvec(quat.multiply(r.rot, quat.conjugate(self.q)))
+            feedback = body.inertia_world(R) @ (s.kp_rot * rot_err + s.kd_rot * (r.ang_vel * rate - self.w))
+        else:
+            feedback = 0.0
+        # Moment: the reference's rate of angular momentum (what its contacts supplied), plus
+        # orientation feedback when the rotation is simulated.
+        moment_des = r.momentum_rate * (rate * rate) + feedback
 
-        i, a = ref.index(phase)
-        contact_r = ref.contact[i + (1 if a > 0.5 else 0)]
-        R = quat.to_matrix(self.q)
-        root_R = R @ quat.to_matrix(ref.lerp(ref.root_rel, phase))
-        root_pos = self.p + R @ ref.lerp(ref.root_offset, phase)
+        contact_r = r.contact
+        root_R = R @ _qmat(r.root_rel)
+        root_pos = self.p + R @ r.root_offset
         jump_to = None
-        corners_all, rows_all, legs = [], [], []
+        corner_blocks, row_blocks, legs = [], [], []
+        n_c = 0
         for k, foot in enumerate(self.feet):
-            ankle_r = ref.lerp(ref.ankle[:, k], phase)
+            ankle_r = r.ankle[k]
             if foot.stance and not contact_r[k] and not self.resting:
                 foot.stance = False
                 foot.lift_offset = foot.offset.copy()
@@ -439,13 +522,12 @@ class SrbSimulator:
                 foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
             if not foot.stance:
                 target = np.zeros(3)
-                target[:2] = s.raibert_kp * (self.p - p_r)[:2] + s.raibert_kv * (self.v - v_r)[:2]
+                target[:2] = s.raibert_kp * (self.p[:2] - p_r[:2]) + s.raibert_kv * (self.v[:2] - v_r[:2])
                 span = max(foot.land_phase - foot.lift_phase, 1e-6)
                 blend = _smoothstep((phase - foot.lift_phase) / span)
                 foot.offset = (1 - blend) * foot.lift_offset + blend * target
                 # In the air the foot keeps its height relative to the body, not to the world.
-                ankle_z = ankle_r[2] + (self.p[2] - p_r[2])
-                sole_z = ankle_z + min(body.sole[:, 1].min(), -0.0)  # sole below the ankle
+                sole_z = ankle_r[2] + (self.p[2] - p_r[2]) + body.sole_drop
                 touches = sole_z <= ref.floor + s.contact_height
                 if contact_r[k] or (touches and self.v[2] < 0 and
                                     foot.land_phase - phase < s.early_landing_window):
@@ -453,7 +535,7 @@ class SrbSimulator:
                     if not contact_r[k]:
                         jump_to = max(jump_to or 0.0, foot.land_phase)
             if foot.stance:
-                foot_R = quat.to_matrix(ref.lerp(ref.foot_rot[:, k], phase))
+                foot_R = _qmat(r.foot_rot[k])
                 ankle = ankle_r + foot.offset
                 corners = ankle + body.sole @ foot_R.T
                 low = corners[:, 2] - ref.floor < s.contact_height
@@ -461,66 +543,71 @@ class SrbSimulator:
                     low = corners[:, 2] <= np.sort(corners[:, 2])[1]
                 corners = corners[low]
                 corners[:, 2] = ref.floor
-                hip = root_pos + root_R @ body.hip[k]
-                knee = knee_position(hip, ankle, root_R[:, 0], body.thigh, body.shin)
-                knee_axis = np.cross(knee - hip, ankle - knee)
-                nk = np.linalg.norm(knee_axis)
-                knee_axis = knee_axis / nk if nk > 1e-9 else root_R[:, 1]
-                rows = leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], corners)
-                legs.append((k, len(corners_all), len(corners)))
-                corners_all.extend(corners)
-                rows_all.append(rows)
+                if self.fatigue is not None or self.need_torques:
+                    hip = root_pos + root_R @ body.hip[k]
+                    knee = knee_position(hip, ankle, root_R[:, 0], body.thigh, body.shin)
+                    knee_axis = _cross(knee - hip, ankle - knee)
+                    nk = float(np.sqrt(knee_axis @ knee_axis))
+                    knee_axis = knee_axis / nk if nk > 1e-9 else root_R[:, 1]
+                    row_blocks.append(leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], corners))
+                legs.append((k, n_c, len(corners)))
+                corner_blocks.append(corners)
+                n_c += len(corners)
         if jump_to is not None and jump_to > self.phase:
             self.phase = jump_to
 
-        n_c = len(corners_all)
-        forces = np.zeros((0, 3))
-        leg_torque = np.zeros((2, 7))
+        torque = np.zeros(len(body.tau_max))
         if n_c:
-            corners_all = np.array(corners_all)
-            torque_rows = None
-            bounds = None
+            corners_all = np.vstack(corner_blocks)
+            torque_rows = bounds = None
             if self.fatigue is not None:
                 rc = self.fatigue.model.residual_capacity
                 torque_rows = np.zeros((7 * len(legs), 3 * n_c))
-                bounds = np.zeros((7 * len(legs), 2))
-                for j, ((k, start, count), rows) in enumerate(zip(legs, rows_all)):
+                bounds = np.empty((7 * len(legs), 2))
+                for j, ((k, start, count), rows) in enumerate(zip(legs, row_blocks)):
                     torque_rows[7 * j:7 * j + 7, 3 * start:3 * (start + count)] = rows
                     cap = rc[body.leg_dofs[k]] * body.tau_max[body.leg_dofs[k]]
                     bounds[7 * j:7 * j + 7, 0] = -cap
                     bounds[7 * j:7 * j + 7, 1] = cap
-            forces = solve_contact_forces(body, self.p, R, self.w, acc_des, ang_des, corners_all,
+            forces = solve_contact_forces(body, self.p, R, acc_des, moment_des, corners_all,
                                           torque_rows, bounds, s.qp)
-            for (k, start, count), rows in zip(legs, rows_all):
-                leg_torque[k] = rows @ forces[start:start + count].ravel()
+            for (k, start, count), rows in zip(legs, row_blocks):  # empty unless torques needed
+                torque[body.leg_dofs[k]] = rows @ forces[start:start + count].ravel()
+            total = forces.sum(axis=0)
+            moment = _cross(corners_all - self.p, forces).sum(axis=0)
+        else:
+            forces = np.zeros((0, 3))
+            total = np.zeros(3)
+            moment = np.zeros(3)
 
         # Fatigue: book the leg torques (the rest of the body is booked by the limb layer).
-        torque = np.zeros(len(body.tau_max))
-        for k in range(2):
-            torque[body.leg_dofs[k]] = leg_torque[k]
         if self.fatigue is not None:
             torque = self.fatigue.step_torque(torque, body.tau_max, self.time, self.dt)
         self.torque = torque
-        tl = np.minimum(np.abs(torque) / body.tau_max, 1.0)
-        self.load_avg += (tl - self.load_avg) * min(1.0, self.dt / 0.5)
+        self.load_avg += (np.minimum(np.abs(torque) * body.tau_max_inv, 1.0) - self.load_avg) * self._load_blend
 
-        # Dynamics: semi-implicit Euler of the rigid body.
-        total = forces.sum(axis=0) if n_c else np.zeros(3)
-        moment = np.cross(corners_all - self.p, forces).sum(axis=0) if n_c else np.zeros(3)
+        # Dynamics: semi-implicit Euler of the COM (and of the rotation when simulated).
         if self.push is not None and self.push[0] <= self.time < self.push[0] + self.push[1]:
             total = total + self.push[2]
-        I_w = R @ body.inertia @ R.T
-        acc = total / body.mass + GRAVITY
-        ang = np.linalg.solve(I_w, moment - np.cross(self.w, I_w @ self.w))
-        self.v = self.v + acc * self.dt
+        self.v = self.v + (total / body.mass + GRAVITY) * self.dt
         self.p = self.p + self.v * self.dt
-        self.w = self.w + ang * self.dt
-        self.q = quat.normalize(quat.multiply(quat.from_rotvec(self.w * self.dt), self.q))
+        next_phase = min(self.phase + rate * self.dt, ref.duration)
+        if s.orientation == "dynamic":
+            I_w = body.inertia_world(R)
+            ang = np.linalg.solve(I_w, moment - _cross(self.w, I_w @ self.w))
+            self.w = self.w + ang * self.dt
+            self.q = quat.normalize(quat.multiply(quat.from_rotvec(self.w * self.dt), self.q))
+        else:
+            nxt = ref.sample(next_phase)
+            self._next_sample, self._next_sample_phase = nxt, next_phase
+            self.q = nxt.rot.copy()
+            self.w = nxt.ang_vel * rate
+        self.residual_moment = moment_des - moment
         self.forces = forces
         self.time += self.dt
         self._update_tempo()
-        self.phase = min(self.phase + rate * self.dt, ref.duration)
-        self._check_fall(q_r)
+        self.phase = next_phase
+        self._check_fall(r.rot)
 
     def _update_tempo(self) -> None:
         """Tempo rule: slow down as the loaded leg DoFs lose capacity; rest when they cannot
@@ -544,9 +631,13 @@ class SrbSimulator:
             self.events.append({"time": self.time, "frame": frame, "kind": "rest"})
 
     def _check_fall(self, q_r) -> None:
+        """Fallen: the COM sank below 45 % of its standing height, or (simulated rotation only)
+        the body tilted more than 70 degrees away from the reference."""
+        if self.fallen:
+            return
         height = self.p[2] - self.ref.floor
-        tilt = float(quat.angle_between(self.q, q_r))
-        if not self.fallen and (height < 0.45 * self.standing_com or tilt > 1.2):
+        tilted = self.s.orientation == "dynamic" and float(quat.angle_between(self.q, q_r)) > 1.2
+        if height < 0.45 * self.standing_com or tilted:
             self.fallen = True
             self.events.append({"time": self.time, "kind": "fall", "frame": int(round(self.time * 30))})
 
