@@ -35,7 +35,9 @@ the root to float precision.
 Sampling: without constraints, drivers, NLA or object animation the source channels are read by
 ``FCurve.evaluate`` and pushed through the hierarchy in numpy ("fcurves": no depsgraph, so a heavy
 character mesh costs nothing); otherwise every frame is evaluated with ``scene.frame_set``
-("scene").  ``method`` forces either.
+("scene").  ``method`` forces either.  Measured (bpy 5.0.1, 2 cores, tests/test_retarget.py): a
+63-bone Mixamo rig, 300 frames: action_to_clip 0.05 s + clip_to_action 0.14 s; the "scene" path
+takes 0.43 s for the forward pass of the same rig without a mesh.
 """
 from __future__ import annotations
 
@@ -421,11 +423,14 @@ def _rest_geometry(obj, bones: dict, proxy_height: float) -> dict:
     A = _rot_z(-math.atan2(fwd[1], fwd[0]))
     s = proxy_height / rig_height
     pelvis_head = head("pelvis")
-    # The animation's ground is world z = 0 (a BVH's rest pose hangs around the origin, its motion
-    # stands on the floor): scale about it, then shift by the difference between the proxy's pelvis
-    # height and the rig's (scaled), both measured in their rest poses.
+    # The animation's ground is world z = 0: scale about it, then shift by the difference between
+    # the proxy's pelvis height and the rig's (scaled), both above their soles in the rest pose.
+    # Bones stop above the sole (a toe bone sits a few cm up), so a rest pose whose lowest bone is
+    # near z = 0 stands on z = 0; one far from it (a BVH's rest pose hangs around the origin while
+    # its motion stands on the floor) is measured from its lowest bone.
+    ground = 0.0 if -0.02 * rig_height <= floor <= 0.1 * rig_height else floor
     offset = np.array([0.0, 0.0, PROXY_PELVIS_HEIGHT * proxy_height / proxy.DEFAULT_HEIGHT
-                       - s * (pelvis_head[2] - floor)])
+                       - s * (pelvis_head[2] - ground)])
 
     # segment ends in the rest pose
     def bone_pts(name):
@@ -607,8 +612,6 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
 
     t0 = time.perf_counter()
     bones = _mapping_bones(obj, mapping)
-    if info.armature != obj.name:
-        pass  # renamed object: the geometry in info still holds
     if abs(clip.fps - info.fps) > 1e-6:
         clip = clip.resampled(info.fps)
     if tuple(clip.joints) != JOINT_KEYS:
@@ -759,7 +762,13 @@ def _curve_writer(action, obj):
                 for bag in st.channelbags:
                     bag.fcurves.clear()
         bag = strip.channelbag(slot, ensure=True)
-        return lambda path, index, group: bag.fcurves.new(path, index=index, group_name=group)
+
+        def new(path, index, group):
+            try:
+                return bag.fcurves.new(path, index=index, group_name=group)
+            except TypeError:       # a channel bag without group_name support
+                return bag.fcurves.new(path, index=index)
+        return new
     action.fcurves.clear()                                            # Blender 4.2 / 4.3
     action.id_root = "OBJECT"
     return lambda path, index, group: action.fcurves.new(path, index=index, action_group=group)

@@ -42,6 +42,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .checks import BakeInputError
+
 HUMANOID_KEYS: tuple[str, ...] = (
     "pelvis", "chest", "neck",
     "right_hip", "right_knee", "right_ankle", "right_shoulder", "right_elbow",
@@ -74,7 +76,7 @@ PRESET_FORMAT = "fatigued_takes.rig_mapping"
 PRESET_DIR = Path(__file__).resolve().parent / "rig_presets"
 
 
-class RigMappingError(Exception):
+class RigMappingError(BakeInputError):
     """Expected bad input about the rig: one line for the user, naming the fix."""
 
 

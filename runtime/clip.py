@@ -72,39 +72,51 @@ class Clip:
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Interpolated (root_pos, root_rot, joint_rots) at time t; loops continue with root offset,
         non-looping clips hold their ends."""
-        cycles = 0
+        pos, rot, joints = self.sample_many(np.array([float(t)]))
+        return pos[0], rot[0], joints[0]
+
+    def sample_many(self, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Vectorised ``sample`` over an array of times: (N, 3), (N, 4), (N, J, 4)."""
+        times = np.asarray(times, dtype=np.float64)
+        cycles = np.zeros(times.shape, dtype=np.int64)
         if self.loop:
-            cycles = int(np.floor(t / self.duration))
-            t = t - cycles * self.duration
-        x = min(max(t * self.fps, 0.0), self.frames - 1.0)
-        i = min(int(np.floor(x)), self.frames - 2)
+            cycles = np.floor(times / self.duration).astype(np.int64)
+            times = times - cycles * self.duration
+        x = np.clip(times * self.fps, 0.0, self.frames - 1.0)
+        i = np.minimum(np.floor(x).astype(np.int64), self.frames - 2)
         a = x - i
-        pos = (1 - a) * self.root_pos[i] + a * self.root_pos[i + 1]
+        pos = (1 - a)[:, None] * self.root_pos[i] + a[:, None] * self.root_pos[i + 1]
         rot = quat.slerp(self.root_rot[i], self.root_rot[i + 1], a)
-        joints = quat.slerp(self.joint_rots[i], self.joint_rots[i + 1], np.full(len(self.joints), a))
-        if cycles:
+        joints = quat.slerp(self.joint_rots[i], self.joint_rots[i + 1],
+                            np.repeat(a[:, None], len(self.joints), axis=1))
+        if self.loop and cycles.any():
             pos, rot = self._advance_cycles(pos, rot, cycles)
         return pos, rot, joints
 
-    def _advance_cycles(self, pos, rot, cycles: int):
-        delta, turn = self.cycle_offset()
+    def _advance_cycles(self, pos, rot, cycles: np.ndarray):
+        """Carry samples ``cycles`` loop cycles forward: the root turns by the cycle's heading
+        change and travels its displacement, rotated by the heading reached so far."""
+        delta, _ = self.cycle_offset()
+        turn = float(quat.yaw(self.root_rot[-1]) - quat.yaw(self.root_rot[0]))
         start = self.root_pos[0] * np.array([1.0, 1.0, 0.0])
-        for _ in range(cycles):
-            pos = start + quat.rotate(turn, pos - start) + delta
-            rot = quat.multiply(turn, rot)
-        return pos, rot
+        z = np.array([0.0, 0.0, 1.0])
+        out_pos, out_rot = pos.copy(), rot.copy()
+        for c in np.unique(cycles):
+            if c == 0:
+                continue
+            sel = cycles == c
+            heading = quat.from_axis_angle(z, c * turn)
+            travelled = sum(quat.rotate(quat.from_axis_angle(z, j * turn), delta) for j in range(c))
+            out_pos[sel] = start + quat.rotate(heading, pos[sel] - start) + travelled
+            out_rot[sel] = quat.multiply(heading, rot[sel])
+        return out_pos, out_rot
 
     def resampled(self, fps: float) -> "Clip":
         """The same motion at another frame rate (linear / slerp interpolation)."""
         n = int(round(self.duration * fps)) + 1
-        looped = replace(self, loop=False)
-        samples = [looped.sample(k / fps) for k in range(n)]
-        return replace(
-            self, fps=float(fps),
-            root_pos=np.array([s[0] for s in samples]),
-            root_rot=quat.make_continuous(np.array([s[1] for s in samples])),
-            joint_rots=quat.make_continuous(np.array([s[2] for s in samples])),
-        )
+        pos, rot, joints = replace(self, loop=False).sample_many(np.arange(n) / fps)
+        return replace(self, fps=float(fps), root_pos=pos, root_rot=quat.make_continuous(rot),
+                       joint_rots=quat.make_continuous(joints))
 
     def repeated(self, seconds: float) -> "Clip":
         """A non-looping clip covering ``seconds`` (looping clips cycle with root offset;
@@ -115,13 +127,9 @@ class Clip:
             idx = np.minimum(np.arange(n), self.frames - 1)
             return replace(self, root_pos=self.root_pos[idx], root_rot=self.root_rot[idx],
                            joint_rots=self.joint_rots[idx])
-        samples = [self.sample(k / self.fps) for k in range(n)]
-        return replace(
-            self, loop=False,
-            root_pos=np.array([s[0] for s in samples]),
-            root_rot=quat.make_continuous(np.array([s[1] for s in samples])),
-            joint_rots=quat.make_continuous(np.array([s[2] for s in samples])),
-        )
+        pos, rot, joints = self.sample_many(np.arange(n) / self.fps)
+        return replace(self, loop=False, root_pos=pos, root_rot=quat.make_continuous(rot),
+                       joint_rots=quat.make_continuous(joints))
 
     # -- derivatives -----------------------------------------------------------------------
     def root_velocity(self) -> np.ndarray:

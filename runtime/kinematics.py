@@ -128,7 +128,9 @@ class Kinematics:
             self.set_pose(clip.root_pos[t], clip.root_rot[t], clip.joint_rots[t])
             link_pos[t], link_rot[t] = self.link_frames()
             joint_pos[t] = self.joint_positions()
-            sole[t] = self.sole_corners(link_pos[t], link_rot[t])
+        for k, name in enumerate(proxy.FOOT_LINKS):
+            j = self.link_names.index(name)
+            sole[:, k] = link_pos[:, j, None] + quat.rotate(link_rot[:, j, None], self._sole[None])
         com = np.einsum("tlk,l->tk", link_pos, self.link_mass) / self.link_mass.sum()
         # Floor: the level the feet return to.  A low percentile of the lowest sole point, robust
         # to clips whose ground is not at z = 0, to long flights and to frames that dip below it.

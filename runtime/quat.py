@@ -74,10 +74,11 @@ def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
     """Flip signs along ``axis`` so consecutive quaternions lie in the same hemisphere."""
     q = np.moveaxis(np.array(q, dtype=np.float64), axis, 0)
-    for i in range(1, q.shape[0]):
-        flip = np.sum(q[i] * q[i - 1], axis=-1) < 0
-        q[i][flip] *= -1.0
-    return np.moveaxis(q, 0, axis)
+    if q.shape[0] < 2:
+        return np.moveaxis(q, 0, axis)
+    step = np.where(np.sum(q[1:] * q[:-1], axis=-1) < 0, -1.0, 1.0)
+    flips = np.concatenate([np.ones_like(step[:1]), np.cumprod(step, axis=0)], axis=0)
+    return np.moveaxis(q * flips[..., None], 0, axis)
 
 
 def slerp(a: np.ndarray, b: np.ndarray, t) -> np.ndarray:

@@ -54,6 +54,11 @@ class Body:
         return float(self.sole[:, 1].min())
 
     @property
+    def sole_centre(self) -> np.ndarray:
+        """Centre of the sole relative to the ankle, foot link frame."""
+        return self.sole.mean(axis=0)
+
+    @property
     def tau_max_inv(self) -> np.ndarray:
         return 1.0 / self.tau_max
 
@@ -125,6 +130,8 @@ class Reference:
     foot_rot: np.ndarray      # (T, 2, 4) foot link rotations
     contact: np.ndarray       # (T, 2) reference foot contact
     floor: float
+    standing_com: float       # COM height above the floor when standing upright
+    restful: np.ndarray       # (T,) frames where a tired character can stop and rest
 
     @property
     def duration(self) -> float:
@@ -213,12 +220,27 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     root_offset = quat.rotate(inv, clip.root_pos - com)
     root_rel = quat.multiply(inv, clip.root_rot)
     idx = [ck.link_names.index(f"{s}_ankle") for s in SIDES]
+    ankle = ck.joint_pos[:, idx]
+    both = ck.foot_contact.all(axis=1)
+    upright = com[both, 2] if both.any() else com[:, 2]
+    standing = float(np.percentile(upright, 90) - ck.floor_height)
+    # Restful: both feet down, body upright, hips over the feet (little static leg torque).
+    hips = ck.joint_pos[:, [ck.link_names.index(f"{s}_hip") for s in SIDES]].mean(axis=1)
+    over_feet = np.linalg.norm((hips - ankle.mean(axis=1))[:, :2], axis=1) < REST_HIP_OFFSET * kin_scale(body)
+    restful = both & (com[:, 2] - ck.floor_height >= 0.95 * standing) & over_feet
     return Reference(
         clip=clip, kin=ck, com=com, com_vel=com_vel, com_acc=com_acc, rot=rot, ang_vel=ang_vel,
         ang_acc=ang_acc, momentum_rate=np.gradient(L, dt, axis=0), root_offset=root_offset, root_rel=quat.make_continuous(root_rel),
-        ankle=ck.joint_pos[:, idx], foot_rot=ck.link_rot[:, idx], contact=ck.foot_contact,
-        floor=ck.floor_height,
+        ankle=ankle, foot_rot=ck.link_rot[:, idx], contact=ck.foot_contact,
+        floor=ck.floor_height, standing_com=standing, restful=restful,
     )
+
+
+REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
+
+
+def kin_scale(body: "Body") -> float:
+    return body.height / proxy.DEFAULT_HEIGHT
 
 
 def _world_angular_velocity(q: np.ndarray, fps: float) -> np.ndarray:
@@ -240,6 +262,7 @@ class QpSettings:
     angular_weight: float = 0.05     # weight of angular vs linear acceleration error
     regulariser: float = 1e-6        # on forces (N^2 scaled): keeps the QP strictly convex
     max_normal_bw: float = 6.0       # per-foot cap on the normal force, body weights
+    effort_weight: float = 0.05      # weight of sum((tau / (RC*tau_max))^2) against tracking
 
 
 _FRICTION_CACHE: dict[tuple[int, float, float], tuple[np.ndarray, np.ndarray]] = {}
@@ -291,6 +314,10 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
     a = MA.T @ Mb
     C, lows = _friction_constraints(n, settings.friction, settings.max_normal_bw * body.mass * 9.81 / 4)
     if torque_rows is not None and len(torque_rows):
+        # Effort: prefer loading the joints with the most capacity left (squared load over cap),
+        # which is how a tired person shifts weight onto the fresher leg.
+        scaled = torque_rows / np.maximum(torque_bounds[:, 1:2], 1e-3)
+        G += settings.effort_weight * (scaled.T @ scaled)
         C = np.hstack([C, torque_rows.T, -torque_rows.T])
         lows = np.concatenate([lows, torque_bounds[:, 0], -torque_bounds[:, 1]])
     try:
@@ -361,20 +388,32 @@ def leg_ik(body: Body, side: int, root_pos, root_R, q_hip_ref, ankle_target, foo
     oriented ``foot_R_target``.  The knee angle follows from the hip-ankle distance; the hip keeps
     the reference's twist and knee plane and swings minimally onto the target."""
     hip = root_pos + root_R @ body.hip[side]
-    d = float(np.linalg.norm(ankle_target - hip))
+    to_target = ankle_target - hip
+    d = float(np.sqrt(to_target @ to_target))
     l1, l2 = body.thigh, body.shin
     d = min(max(d, abs(l1 - l2) + 1e-6), l1 + l2 - 1e-6)
     interior = np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0, 1.0))
     knee = -(np.pi - interior)                       # DeepMimic knees flex to negative angles
-    W_hip_ref = root_R @ quat.to_matrix(q_hip_ref)
-    Rk = quat.to_matrix(quat.from_axis_angle(KNEE_AXIS, knee))
+    W_hip_ref = root_R @ _qmat(q_hip_ref)
+    c, s_ = np.cos(knee), np.sin(knee)
+    Rk = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])   # about the knee's local z
     ankle_now = W_hip_ref @ (l1 * LEG_DOWN + Rk @ (l2 * LEG_DOWN))
-    swing = quat.to_matrix(_rotation_between(ankle_now, ankle_target - hip))
-    W_hip = swing @ W_hip_ref
+    W_hip = _rotation_matrix_between(ankle_now, to_target) @ W_hip_ref
     q_hip = _matrix_to_quat(root_R.T @ W_hip)
-    W_knee = W_hip @ Rk
-    q_ankle = _matrix_to_quat(W_knee.T @ foot_R_target)
+    q_ankle = _matrix_to_quat((W_hip @ Rk).T @ foot_R_target)
     return q_hip, knee, q_ankle
+
+
+def _rotation_matrix_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Matrix of the minimal rotation taking direction a to direction b (Rodrigues)."""
+    a = a / np.sqrt(a @ a)
+    b = b / np.sqrt(b @ b)
+    v = _cross(a, b)
+    c = float(a @ b)
+    if c < -0.999999:
+        return _qmat(_rotation_between(a, b))
+    K = _skew(v)
+    return np.eye(3) + K + K @ K * (1.0 / (1.0 + c))
 
 
 def _matrix_to_quat(R: np.ndarray) -> np.ndarray:
@@ -448,6 +487,18 @@ class _Foot:
     land_phase: float = 0.0
 
 
+REST_LEG_EXTENSION = 0.995   # hip-ankle distance over leg length while resting (~10 deg knee)
+
+
+def _flatten_foot(R: np.ndarray) -> np.ndarray:
+    """The foot frame turned flat on the floor, keeping its heading (link x forward, y up)."""
+    fwd = np.array([R[0, 0], R[1, 0], 0.0])
+    n = np.linalg.norm(fwd)
+    fwd = fwd / n if n > 1e-9 else np.array([1.0, 0.0, 0.0])
+    up = np.array([0.0, 0.0, 1.0])
+    return np.column_stack([fwd, up, np.cross(fwd, up)])
+
+
 def _smoothstep(x: float) -> float:
     x = min(max(x, 0.0), 1.0)
     return x * x * (3.0 - 2.0 * x)
@@ -486,7 +537,7 @@ class SrbSimulator:
         self.residual_moment = np.zeros(3)
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
-        self.standing_com = float(np.median(ref.com[:, 2]) - ref.floor)
+        self.standing_com = ref.standing_com
 
     # -- one step ----------------------------------------------------------------------------
     def step(self) -> None:
@@ -495,6 +546,14 @@ class SrbSimulator:
         rate = 0.0 if self.resting else self.tempo
         r = self._next_sample if self._next_sample_phase == phase else ref.sample(phase)
         p_r = r.com
+        if self.resting:
+            # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
+            centre = np.mean([r.ankle[k] + self.feet[k].offset + _qmat(r.foot_rot[k]) @ body.sole_centre
+                              for k in range(2)], axis=0)
+            # Height: hips over nearly straight legs, where standing costs the knees least.
+            hip_over_com = (_qmat(self.q) @ r.root_offset)[2]
+            stand = ref.floor - body.sole_drop + REST_LEG_EXTENSION * (body.thigh + body.shin) - hip_over_com
+            p_r = np.array([centre[0], centre[1], max(p_r[2], stand)])
         v_r = r.com_vel * rate
         acc_des = r.com_acc * (rate * rate) + s.kp * (p_r - self.p) + s.kd * (v_r - self.v)
         R = _qmat(self.q)
@@ -537,6 +596,9 @@ class SrbSimulator:
             if foot.stance:
                 foot_R = _qmat(r.foot_rot[k])
                 ankle = ankle_r + foot.offset
+                if self.resting:  # a resting foot is flat on the floor
+                    foot_R = _flatten_foot(foot_R)
+                    ankle = np.array([ankle[0], ankle[1], ref.floor - body.sole_drop])
                 corners = ankle + body.sole @ foot_R.T
                 low = corners[:, 2] - ref.floor < s.contact_height
                 if not low.any():
@@ -626,7 +688,11 @@ class SrbSimulator:
                 self.events.append({"time": self.time, "frame": frame, "kind": "resume"})
             return
         self.tempo = float(np.clip((rc_eff - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo, 1.0))
-        if rc_eff < s.rest_rc and all(f.stance for f in self.feet):
+        # Rest only where a person can: both feet down, upright, hips over the feet (until then
+        # the motion goes on at the slowest tempo).
+        i, a = self.ref.index(self.phase)
+        restful = bool(self.ref.restful[i + (1 if a > 0.5 else 0)])
+        if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful:
             self.resting = True
             self.events.append({"time": self.time, "frame": frame, "kind": "rest"})
 
@@ -642,33 +708,42 @@ class SrbSimulator:
             self.events.append({"time": self.time, "kind": "fall", "frame": int(round(self.time * 30))})
 
     # -- output ------------------------------------------------------------------------------
-    def pose(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Full-body pose now: root position/rotation, joint rotations, ankles, contacts.
+    def state(self) -> tuple:
+        """What the full-body pose needs, cheap to take every output frame."""
+        return (self.phase, self.p.copy(), self.q.copy(), np.array([f.offset for f in self.feet]),
+                np.array([f.stance for f in self.feet]), self.resting)
 
-        Trunk, arms and neck come from the reference at the current phase; pelvis from the SRB
-        with the reference's pelvis-to-COM offset; legs by IK onto the simulated feet."""
+    def poses(self, states: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Full-body poses for recorded states: root positions (N, 3), rotations (N, 4), joint
+        rotations (N, J, 4), foot contacts (N, 2).
+
+        Trunk, arms and neck come from the reference at each phase; the pelvis from the SRB with
+        the reference's pelvis-to-COM offset; the legs by IK onto the simulated feet."""
         ref, body = self.ref, self.body
-        phase = self.phase
-        _, _, joints = ref.clip.sample(phase)
-        R = quat.to_matrix(self.q)
-        root_rot = quat.multiply(self.q, quat.normalize(ref.lerp(ref.root_rel, phase)))
-        root_R = quat.to_matrix(root_rot)
-        root_pos = self.p + R @ ref.lerp(ref.root_offset, phase)
-        p_r = ref.lerp(ref.com, phase)
+        phases = np.array([st[0] for st in states])
+        _, _, joints = ref.clip.sample_many(phases)
         names = [j.name for j in proxy.DEFAULT_JOINTS]
-        ankles = np.zeros((2, 3))
-        for k, side in enumerate(SIDES):
-            foot = self.feet[k]
-            ankle = ref.lerp(ref.ankle[:, k], phase) + foot.offset
-            if not foot.stance:
-                ankle[2] += self.p[2] - p_r[2]
-                ankle[2] = max(ankle[2], ref.floor - body.sole[:, 1].min())
-            foot_R = quat.to_matrix(quat.normalize(ref.lerp(ref.foot_rot[:, k], phase)))
-            hi, ki, ai = (names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle"))
-            q_hip, knee, q_ankle = leg_ik(body, k, root_pos, root_R, joints[hi], ankle, foot_R)
-            joints[hi] = q_hip
-            joints[ki] = quat.from_axis_angle(KNEE_AXIS, knee)
-            joints[ai] = q_ankle
-            ankles[k] = ankle
-        contacts = np.array([f.stance for f in self.feet])
-        return root_pos, root_rot, joints, ankles, contacts
+        leg_idx = [[names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle")] for side in SIDES]
+        root_pos = np.empty((len(states), 3))
+        root_rot = np.empty((len(states), 4))
+        for n, (phase, p, q, offsets, stance, resting) in enumerate(states):
+            r = ref.sample(phase)
+            R = _qmat(q)
+            root_rot[n] = quat.multiply(q, r.root_rel)
+            root_R = _qmat(root_rot[n])
+            root_pos[n] = p + R @ r.root_offset
+            for k in range(2):
+                ankle = r.ankle[k] + offsets[k]
+                if not stance[k]:
+                    ankle[2] = max(ankle[2] + p[2] - r.com[2], ref.floor - body.sole_drop)
+                foot_R = _qmat(r.foot_rot[k])
+                if resting and stance[k]:
+                    foot_R = _flatten_foot(foot_R)
+                    ankle[2] = ref.floor - body.sole_drop
+                hi, ki, ai = leg_idx[k]
+                q_hip, knee, q_ankle = leg_ik(body, k, root_pos[n], root_R, joints[n, hi], ankle, foot_R)
+                joints[n, hi] = q_hip
+                joints[n, ki] = [0.0, 0.0, np.sin(0.5 * knee), np.cos(0.5 * knee)]
+                joints[n, ai] = q_ankle
+        contacts = np.array([st[4] for st in states], dtype=bool)
+        return root_pos, root_rot, joints, contacts

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import bpy
 import numpy as np
-from mathutils import Euler, Matrix, Quaternion, Vector
+from mathutils import Quaternion, Vector
 
 KEYS = ("pelvis", "chest", "neck", "right_hip", "right_knee", "right_ankle", "right_shoulder", "right_elbow",
         "left_hip", "left_knee", "left_ankle", "left_shoulder", "left_elbow")

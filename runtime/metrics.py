@@ -1,0 +1,125 @@
+"""Measures of a Take against its reference clip: tracking quality and visible fatigue effects.
+
+Shared by the bench and the tests, so a number in a report and a test assertion mean the same.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import proxy, quat
+from .clip import Clip
+from .take import Take
+
+
+def joint_error_deg(take: Take, reference: Clip) -> float:
+    """Mean geodesic angle (degrees) between the Take's joints and the reference at the same phase
+    (so a slower take is compared with the motion it is showing, not with the clock)."""
+    _, _, ref_joints = reference.sample_many(take.reference_time)
+    return float(np.degrees(quat.angle_between(take.clip.joint_rots, ref_joints)).mean())
+
+
+def root_error_m(take: Take, reference: Clip) -> float:
+    """Mean distance (m) of the Take's root from the reference root at the same phase."""
+    ref_pos, _, _ = reference.sample_many(take.reference_time)
+    return float(np.linalg.norm(take.clip.root_pos - ref_pos, axis=1).mean())
+
+
+def residual_force_bw(take: Take, mass: float) -> tuple[float, float]:
+    """Mean and max non-physical root force, in body weights."""
+    bw = np.linalg.norm(take.residual_force, axis=1) / (mass * 9.81)
+    return float(bw.mean()), float(bw.max())
+
+
+def flight_apexes(take: Take, floor_height: float) -> list[float]:
+    """Rise of the COM above its standing height at the top of each jump: flight phases (no foot
+    down) that start from both feet, so strides of a run do not count."""
+    both = take.contacts.all(axis=1)
+    air = ~take.contacts.any(axis=1)
+    standing = np.percentile(take.com[both, 2], 90) if both.any() else np.median(take.com[:, 2])
+    apexes = []
+    t = 1
+    while t < take.frames:
+        if air[t] and not air[t - 1]:
+            start = t
+            while t < take.frames and air[t]:
+                t += 1
+            launched_from_both = both[max(0, start - 3):start].any()
+            if launched_from_both and t - start >= 2:
+                apexes.append(float(take.com[start:t, 2].max() - standing))
+        t += 1
+    del floor_height
+    return apexes
+
+
+def jump_apex_ratio(take: Take, floor_height: float = 0.0) -> float | None:
+    """Apex rise of the last jump over the first (None for clips without two-footed jumps)."""
+    apexes = flight_apexes(take, floor_height)
+    if len(apexes) < 2 or apexes[0] <= 1e-3:
+        return None
+    return max(apexes[-1], 0.0) / apexes[0]
+
+
+def speed_ratio(take: Take) -> float | None:
+    """Horizontal COM speed over the last third over the first third (locomotion clips)."""
+    n = take.frames
+    if n < 9:
+        return None
+    xy = take.com[:, :2]
+    third = n // 3
+    first = np.linalg.norm(xy[third] - xy[0]) / (third / take.fps)
+    last = np.linalg.norm(xy[-1] - xy[-1 - third]) / (third / take.fps)
+    return float(last / first) if first > 0.2 else None
+
+
+def _joint_index(name: str) -> int:
+    return [j.name for j in proxy.DEFAULT_JOINTS].index(name)
+
+
+def knee_flexion_deg(take: Take) -> float:
+    """Mean knee flexion (degrees) over frames with both feet down."""
+    knees = [_joint_index("right_knee"), _joint_index("left_knee")]
+    angle = np.degrees(np.abs(quat.to_rotvec(take.clip.joint_rots[:, knees])[..., 2]))
+    stance = take.contacts.all(axis=1)
+    return float(angle[stance].mean()) if stance.any() else float(angle.mean())
+
+
+def head_pitch_deg(take: Take) -> float:
+    """Mean forward pitch (degrees) of the neck joint over frames with a foot down."""
+    neck = quat.to_rotvec(take.clip.joint_rots[:, _joint_index("neck")])
+    stance = take.contacts.any(axis=1)
+    pitch = -np.degrees(neck[:, 2])  # flexion about the lateral (link z) axis, chin down positive
+    return float(pitch[stance].mean()) if stance.any() else float(pitch.mean())
+
+
+def arm_elevation_deg(take: Take) -> float:
+    """Mean elevation (degrees) of both upper arms from hanging straight down."""
+    shoulders = [_joint_index("right_shoulder"), _joint_index("left_shoulder")]
+    down = np.array([0.0, -1.0, 0.0])  # upper arm direction at rest, shoulder link frame
+    arm = quat.rotate(take.clip.joint_rots[:, shoulders], down)
+    return float(np.degrees(np.arccos(np.clip(arm @ down, -1, 1))).mean())
+
+
+def min_residual_capacity(take: Take) -> float:
+    return float(take.fatigue["RC"].min())
+
+
+def phase_rate_mean(take: Take) -> float:
+    """Source seconds shown per take second (1 = original tempo)."""
+    span = (take.frames - 1) / take.fps
+    return float((take.reference_time[-1] - take.reference_time[0]) / span) if span > 0 else 1.0
+
+
+def recovers_in_rests(take: Take) -> bool | None:
+    """True when RC of the legs rose during some rest (None when the take never rested)."""
+    rests = [e for e in take.events if e["kind"] == "rest"]
+    if not rests:
+        return None
+    legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
+    rc = take.fatigue["RC"][:, legs].min(axis=1)
+    for e in rests:
+        start = min(e["frame"], take.frames - 1)
+        ends = [r["frame"] for r in take.events if r["kind"] == "resume" and r["frame"] > start]
+        end = min(ends[0] if ends else take.frames - 1, take.frames - 1)
+        if end > start and rc[start:end + 1].max() > rc[start] + 0.02:
+            return True
+    return False

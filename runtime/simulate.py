@@ -1,0 +1,176 @@
+"""simulate(clip, schedule, mode) -> Take: the one entry point every backend and the bench call.
+
+Modes: "srb" (default; runtime.srb).  Clips whose reference touches the floor with something
+other than the feet (rolls, crawls, get-ups) cannot be carried by foot contacts alone: they
+bake with the pelvis following the reference, and the Take says so.
+"""
+from __future__ import annotations
+
+import time as _time
+from typing import Callable
+
+import numpy as np
+
+from . import proxy, quat, srb
+from .clip import Clip
+from .kinematics import Kinematics
+from .schedule import FatigueSchedule, ScheduledModel
+from .take import Take
+
+MODES = ("srb",)
+FLOOR_WORK_FRACTION = 0.05    # non-foot floor contact in more than this share of frames
+MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
+
+
+class SimulationCancelled(Exception):
+    """The user cancelled (ESC in Blender, Ctrl-C in a batch)."""
+
+
+class SimulationError(ValueError):
+    """Input the simulator cannot use; the message names the fix."""
+
+
+def simulate(
+    clip: Clip,
+    schedule: FatigueSchedule | None = None,
+    mode: str = "srb",
+    height: float = proxy.DEFAULT_HEIGHT,
+    mass: float = proxy.DEFAULT_MASS,
+    seconds: float | None = None,
+    hold: float = 0.0,
+    out_fps: float | None = None,
+    settings: srb.SrbSettings | None = None,
+    push: tuple[float, float, np.ndarray] | None = None,
+    progress: Callable[[float], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> Take:
+    """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
+
+    ``seconds``: how much source motion to play (looping clips cycle; default one pass);
+    ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
+    the clip's).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
+    stops with SimulationCancelled.  Deterministic: same inputs, bit-identical Take.
+    """
+    if mode not in MODES:
+        raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
+    if not (np.isfinite(height) and 0.5 <= height <= 3.0):
+        raise SimulationError(f"character height {height!r} m: use 0.5 to 3 m (check the rig's units)")
+    if not (np.isfinite(mass) and 10.0 <= mass <= 300.0):
+        raise SimulationError(f"character mass {mass!r} kg: use 10 to 300 kg")
+    source = clip.repeated(seconds) if (clip.loop and seconds) else clip
+    if not clip.loop and seconds:
+        source = clip.repeated(min(seconds, clip.duration))
+    out_fps = float(out_fps or clip.fps)
+    wall0 = _time.perf_counter()
+    with Kinematics(height) as kin:
+        ck = kin.analyse(source)
+        body = srb.body_from_proxy(kin, mass)
+    ref = srb.build_reference(source, ck, body)
+    model = ScheduledModel(schedule) if schedule is not None else None
+    if model is not None and schedule.dofs != len(body.tau_max):
+        raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
+    floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
+    sim = srb.SrbSimulator(ref, body, model, settings, push)
+    sim.need_torques = False
+    notes = {
+        "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
+                           "simulated feet; leg joint torques from the contact forces, fatigue-bounded",
+        "orientation": "follows the reference's momentum-consistent orientation; the moment the "
+                       "contacts could not supply is reported as residual_moment",
+        "arms_trunk_neck": "kinematic from the reference (not yet simulated under fatigued torques)",
+    }
+    if floor_work:
+        notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
+                                    "feet, which foot contacts alone cannot carry (no centroidal dynamics)")
+
+    max_time = MAX_STRETCH * ref.duration + hold + 1.0
+    frames: list[tuple] = []
+    next_out = 0.0
+    last_report = -1
+    end_time = None
+    while True:
+        done = sim.phase >= ref.duration - 1e-9
+        if done and end_time is None:
+            end_time = sim.time
+        if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
+            break
+        if sim.time >= next_out - 1e-9:
+            frames.append(_record(sim, ref, floor_work))
+            next_out += 1.0 / out_fps
+        # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
+        sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
+        if floor_work:
+            _follow_reference(sim, ref)
+        else:
+            sim.step()
+        if cancel is not None and cancel():
+            raise SimulationCancelled("bake cancelled: nothing was written")
+        pct = int(100 * min(sim.phase / max(ref.duration, 1e-9), 1.0))
+        if progress is not None and pct != last_report:
+            last_report = pct
+            progress(pct / 100.0)
+    frames.append(_record(sim, ref, floor_work))
+    wall = _time.perf_counter() - wall0
+    return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
+
+
+def _follow_reference(sim: srb.SrbSimulator, ref: srb.Reference) -> None:
+    """Floor work: the body follows the reference; time and tempo still advance."""
+    sim.phase = min(sim.phase + sim.tempo * sim.dt, ref.duration)
+    r = ref.sample(sim.phase)
+    sim.p = r.com.copy()
+    sim.v = r.com_vel.copy()
+    sim.q = r.rot.copy()
+    sim.time += sim.dt
+    for k, foot in enumerate(sim.feet):
+        foot.stance = bool(r.contact[k])
+        foot.offset = np.zeros(3)
+
+
+def _record(sim: srb.SrbSimulator, ref: srb.Reference, floor_work: bool) -> tuple:
+    model = sim.fatigue.model if sim.fatigue is not None else None
+    fatigue = model.snapshot() if model is not None else None
+    return (sim.state(), sim.torque.copy(), fatigue, sim.residual_moment.copy())
+
+
+def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall) -> Take:
+    states = [f[0] for f in frames]
+    phase = np.array([st[0] for st in states])
+    if floor_work:
+        root_pos, root_rot, joints = ref.clip.sample_many(phase)
+        contacts = np.array([ref.sample(ph).contact for ph in phase], dtype=bool)
+    else:
+        root_pos, root_rot, joints, contacts = sim.poses(states)
+    clip = Clip(
+        name=f"{source.name}.fatigued", fps=out_fps, root_pos=root_pos,
+        root_rot=quat.make_continuous(root_rot), joint_rots=quat.make_continuous(joints), loop=False,
+    )
+    com = np.array([st[1] for st in states])
+    torque = np.array([f[1] for f in frames])
+    if model is not None:
+        fatigue = {k: np.array([f[2][k] for f in frames]) for k in ("MA", "MR", "MF", "TL", "RC")}
+    else:
+        tl = np.minimum(np.abs(torque) / sim.body.tau_max, 1.0)
+        zeros = np.zeros_like(tl)
+        fatigue = {"MA": tl, "MR": 1.0 - tl, "MF": zeros, "TL": tl, "RC": np.ones_like(tl)}
+    residual_moment = np.array([f[3] for f in frames])
+    events = [dict(e, frame=int(round(e["time"] * out_fps))) for e in sim.events]
+    simulated = float(sim.time)
+    take = Take(
+        mode="srb" if not floor_work else "srb-reference-follow",
+        fps=out_fps,
+        clip=clip,
+        reference_time=phase,
+        fatigue=fatigue,
+        torque=torque,
+        contacts=contacts,
+        residual_force=np.zeros((len(frames), 3)),
+        com=com,
+        events=events,
+        notes=notes,
+        stats={"seconds_simulated": simulated, "wall_seconds": wall,
+               "realtime_x": simulated / wall if wall > 0 else float("inf"),
+               "residual_moment_nm_mean": float(np.linalg.norm(residual_moment, axis=1).mean()),
+               "floor_work": float(floor_work)},
+    )
+    return take

@@ -1,0 +1,173 @@
+"""./fatigue bench: simulate the DeepMimic clips fresh and tired and measure tracking and fatigue.
+
+The clips are a bench, not a target: nothing here is tuned per clip.  "tired" is a stated
+preset-like condition (fitness and speed-up below) so fatigue shows within the run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from runtime import clip as clips  # noqa: E402
+from runtime import metrics, proxy, schedule, simulate  # noqa: E402
+
+# The tired condition: untrained muscles, fatigue and recovery 40x faster than published.
+TIRED_FITNESS = 0.25
+TIRED_TIME_SCALE = 40.0
+PUSH_FORCES = (50.0, 100.0, 150.0, 200.0, 300.0, 400.0)   # N, lateral, 0.2 s, mid-clip
+FIELDS = ("survived", "fall_time", "joint_err_deg", "root_err_m", "residual_force_bw_mean",
+          "residual_force_bw_max", "min_rc", "phase_rate_mean", "realtime_x", "jump_apex_ratio",
+          "arm_elevation_drop_deg", "speed_ratio", "knee_flexion_gain_deg", "head_pitch_gain_deg")
+
+
+def tired_schedule(fps: float = 30.0) -> schedule.FatigueSchedule:
+    return schedule.from_fitness(TIRED_FITNESS, fps=fps, time_scale=TIRED_TIME_SCALE)
+
+
+def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=None):
+    sched = tired_schedule() if condition == "tired" else None
+    hold = 0.0 if clip.loop else 1.0
+    take = simulate.simulate(clip, sched, mode=mode, seconds=seconds, hold=hold, out_fps=30.0, push=push)
+    return take
+
+
+def measure(clip: clips.Clip, take, condition: str) -> dict:
+    falls = [e for e in take.events if e["kind"] == "fall"]
+    reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip
+    res_mean, res_max = metrics.residual_force_bw(take, proxy.DEFAULT_MASS)
+    ref_speed = np.linalg.norm(reference.root_velocity()[:, :2], axis=1).mean()
+    return {
+        "clip": clip.name,
+        "condition": condition,
+        "mode": take.mode,
+        "survived": not falls,
+        "fall_time": falls[0]["time"] if falls else None,
+        "joint_err_deg": metrics.joint_error_deg(take, reference),
+        "root_err_m": metrics.root_error_m(take, reference),
+        "residual_force_bw_mean": res_mean,
+        "residual_force_bw_max": res_max,
+        "residual_moment_nm_mean": take.stats["residual_moment_nm_mean"],
+        "min_rc": metrics.min_residual_capacity(take),
+        "phase_rate_mean": metrics.phase_rate_mean(take),
+        "duration_stretch": take.duration_stretch(),
+        "realtime_x": take.stats["realtime_x"],
+        "rests": sum(e["kind"] == "rest" for e in take.events),
+        "recovers_in_rests": metrics.recovers_in_rests(take),
+        "jump_apex_ratio": metrics.jump_apex_ratio(take),
+        "speed_ratio": metrics.speed_ratio(take) if ref_speed > 0.5 else None,
+        "_arm": metrics.arm_elevation_deg(take),
+        "_arm_ref_raised": metrics.arm_elevation_deg(take) > 30.0,
+        "_knee": metrics.knee_flexion_deg(take),
+        "_head": metrics.head_pitch_deg(take),
+    }
+
+
+def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str) -> float:
+    """Largest lateral push (N, 0.2 s at mid-clip) the character survives."""
+    mid = 0.5 * (seconds if clip.loop else clip.duration)
+    best = 0.0
+    for force in PUSH_FORCES:
+        take = run_one(clip, condition, seconds, mode, push=(mid, 0.2, np.array([0.0, force, 0.0])))
+        if take.fell:
+            break
+        best = force
+    return best
+
+
+def bench(names: list[str], seconds: float, mode: str, pushes: bool, log=print) -> dict:
+    runs = []
+    for name in names:
+        clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
+        pair = {}
+        for condition in ("fresh", "tired"):
+            take = run_one(clip, condition, seconds, mode)
+            pair[condition] = measure(clip, take, condition)
+            if pushes:
+                pair[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode)
+        fresh, tired = pair["fresh"], pair["tired"]
+        fresh.update(arm_elevation_drop_deg=None, knee_flexion_gain_deg=None, head_pitch_gain_deg=None)
+        tired["arm_elevation_drop_deg"] = fresh["_arm"] - tired["_arm"] if fresh["_arm_ref_raised"] else None
+        tired["knee_flexion_gain_deg"] = tired["_knee"] - fresh["_knee"]
+        tired["head_pitch_gain_deg"] = tired["_head"] - fresh["_head"]
+        fresh["jump_apex_ratio"] = None
+        for run in (fresh, tired):
+            for key in [k for k in run if k.startswith("_")]:
+                del run[key]
+            runs.append(run)
+            log(_row(run))
+    return {"mode": mode, "seconds": seconds,
+            "tired": {"fitness": TIRED_FITNESS, "time_scale": TIRED_TIME_SCALE},
+            "runs": runs, "summary": _summary(runs)}
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "NO"
+    return f"{v:.3g}"
+
+
+def _row(run: dict) -> str:
+    keys = ("survived", "fall_time", "joint_err_deg", "root_err_m", "min_rc", "phase_rate_mean",
+            "realtime_x", "jump_apex_ratio", "speed_ratio", "knee_flexion_gain_deg", "rests")
+    return f"{run['clip']:15s} {run['condition']:5s} " + " ".join(f"{k}={_fmt(run[k])}" for k in keys)
+
+
+def _summary(runs: list[dict]) -> dict:
+    out = {}
+    for condition in ("fresh", "tired"):
+        sel = [r for r in runs if r["condition"] == condition]
+        if not sel:
+            continue
+        out[condition] = {
+            "survived": sum(r["survived"] for r in sel),
+            "runs": len(sel),
+            "root_err_m_median": statistics.median(r["root_err_m"] for r in sel),
+            "joint_err_deg_median": statistics.median(r["joint_err_deg"] for r in sel),
+            "realtime_x_median": statistics.median(r["realtime_x"] for r in sel),
+        }
+    return out
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="./fatigue bench", description=__doc__)
+    ap.add_argument("--json", type=Path, required=True, help="write the results here")
+    ap.add_argument("--mode", default="srb", choices=simulate.MODES)
+    ap.add_argument("--clips", default=",".join(clips.DEEPMIMIC_CLIPS),
+                    help="comma-separated DeepMimic clip names (default: all 15)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="seconds of motion per run (default 10)")
+    ap.add_argument("--push", action="store_true", help="also find the largest survived lateral push")
+    args = ap.parse_args(argv)
+    names = [n.strip() for n in args.clips.split(",") if n.strip()]
+    unknown = [n for n in names if n not in clips.DEEPMIMIC_CLIPS]
+    if unknown:
+        print(f"fatigue: unknown clip {unknown[0]!r}; choose from {', '.join(clips.DEEPMIMIC_CLIPS)}",
+              file=sys.stderr)
+        return 2
+    if not (0.5 <= args.seconds <= 600):
+        print("fatigue: --seconds must be between 0.5 and 600", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    result = bench(names, args.seconds, args.mode, args.push)
+    result["wall_seconds"] = time.perf_counter() - t0
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    for condition, s in result["summary"].items():
+        print(f"{condition}: {s['survived']}/{s['runs']} survived, median root error {s['root_err_m_median']:.3f} m, "
+              f"joint error {s['joint_err_deg_median']:.1f} deg, {s['realtime_x_median']:.0f}x real time")
+    print(f"wrote {args.json} ({result['wall_seconds']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
