@@ -37,3 +37,36 @@ def animated_bones(obj) -> set:
         if path.startswith('pose.bones["'):
             names.add(path[len('pose.bones["'):].split('"]', 1)[0])
     return names
+
+
+def object_slot(action, obj):
+    """The action's slot for ``obj`` (None on Blender < 4.4 or when the action has none)."""
+    slots = getattr(action, "slots", None)
+    if slots is None:
+        return None
+    return next((s for s in slots if s.identifier == "OB" + obj.name), None) or \
+        next((s for s in slots if s.target_id_type in ("OBJECT", "UNSPECIFIED")), None)
+
+
+def assign_action(obj, action, slot=None):
+    """Assign ``action`` to ``obj`` (and its slot for ``obj`` on 4.4+)."""
+    ad = obj.animation_data or obj.animation_data_create()
+    ad.action = action
+    if action is None or not hasattr(ad, "action_slot"):
+        return
+    slot = slot or object_slot(action, obj)
+    if slot is not None and ad.action_slot != slot:
+        ad.action_slot = slot
+
+
+def all_action_fcurves(action) -> list:
+    """Every F-curve of ``action`` (all layers, strips and slots; or ``action.fcurves``)."""
+    layers = getattr(action, "layers", None)
+    if layers is None or getattr(action, "is_action_legacy", False):
+        return list(getattr(action, "fcurves", []))
+    curves = []
+    for layer in layers:
+        for strip in layer.strips:
+            for bag in strip.channelbags:
+                curves.extend(bag.fcurves)
+    return curves

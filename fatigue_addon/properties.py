@@ -22,6 +22,18 @@ def _apply_preset(settings, _context):
     settings.initial_fatigue = p.initial_fatigue
 
 
+def _key_items(_self, _context):
+    from . import rigmap
+
+    return [(k, rigmap.KEY_LABELS[k], "") for k in rigmap.ALL_KEYS]
+
+
+class FatigueBoneMapItem(bpy.types.PropertyGroup):
+    """One row of the rig mapping: a proxy joint key and the armature bone that drives it."""
+    key: bpy.props.StringProperty(name="Key", description="Proxy joint key (pelvis, chest, left_knee, ...)")
+    bone: bpy.props.StringProperty(name="Bone", description="The armature's bone for this joint")
+
+
 class FatigueSettings(bpy.types.PropertyGroup):
     mode: bpy.props.EnumProperty(
         name="Mode",
@@ -73,17 +85,75 @@ class FatigueSettings(bpy.types.PropertyGroup):
         options={"ANIMATABLE"},
     )
 
+    # --- body-part fitness (multiplies the fitness of that part's DoFs) ----------------------
+    fitness_legs: bpy.props.FloatProperty(
+        name="Legs", description="Multiplies the fitness of the hips, knees and ankles (1 = same as the body)",
+        default=1.0, min=0.0, soft_max=2.0, max=10.0, options={"ANIMATABLE"})
+    fitness_arms: bpy.props.FloatProperty(
+        name="Arms", description="Multiplies the fitness of the shoulders and elbows (1 = same as the body)",
+        default=1.0, min=0.0, soft_max=2.0, max=10.0, options={"ANIMATABLE"})
+    fitness_trunk: bpy.props.FloatProperty(
+        name="Trunk", description="Multiplies the fitness of the chest (1 = same as the body)",
+        default=1.0, min=0.0, soft_max=2.0, max=10.0, options={"ANIMATABLE"})
+    fitness_neck: bpy.props.FloatProperty(
+        name="Neck", description="Multiplies the fitness of the neck (1 = same as the body)",
+        default=1.0, min=0.0, soft_max=2.0, max=10.0, options={"ANIMATABLE"})
 
-classes = (FatigueSettings,)
+    # --- rig mapping ----------------------------------------------------------------------------
+    mapping: bpy.props.CollectionProperty(type=FatigueBoneMapItem, name="Rig mapping")
+    mapping_index: bpy.props.IntProperty(name="Active mapping row", default=0)
+
+    # --- proxy body -------------------------------------------------------------------------------
+    use_rig_height: bpy.props.BoolProperty(
+        name="Height from rig", description="Size the simulated body like the armature's rest pose (sole to crown)",
+        default=True)
+    height: bpy.props.FloatProperty(
+        name="Height", description="Height of the simulated body when not taken from the rig",
+        default=1.75, min=0.5, max=3.0, unit="LENGTH")
+    mass: bpy.props.FloatProperty(
+        name="Mass", description="Body mass of the simulated character (kg)", default=70.0, min=10.0, max=300.0)
+
+    # --- frame range ------------------------------------------------------------------------------
+    use_custom_range: bpy.props.BoolProperty(
+        name="Custom range", description="Bake these frames instead of the scene's frame range", default=False)
+    frame_start: bpy.props.IntProperty(name="Start", default=1)
+    frame_end: bpy.props.IntProperty(name="End", default=250)
+
+    # --- output -----------------------------------------------------------------------------------
+    write_curves: bpy.props.BoolProperty(
+        name="Fatigue curves", default=True,
+        description="Key 'fatigue' and 'capacity' custom properties on the mapped pose bones")
+    heat_modifier: bpy.props.BoolProperty(
+        name="Heat colour", default=True,
+        description="Add a Geometry Nodes modifier to the skinned meshes that writes a 'fatigue' point "
+                    "attribute and a 'fatigue_color' colour attribute (needs Fatigue curves)")
+    heat_material: bpy.props.BoolProperty(
+        name="Heat material", default=False,
+        description="Show the heat colour in renders: override the meshes' materials with one that "
+                    "renders 'fatigue_color' (object-linked, the meshes' own materials stay)")
+
+    # --- bookkeeping (written by the bake) ------------------------------------------------------
+    source_action: bpy.props.PointerProperty(
+        type=bpy.types.Action, name="Source action",
+        description="The animation the last bake read (never modified)")
+    baked_action: bpy.props.PointerProperty(
+        type=bpy.types.Action, name="Fatigued take", description="The action the last bake wrote")
+    last_report: bpy.props.StringProperty(name="Last bake", description="JSON summary of the last bake", default="")
+
+
+classes = (FatigueBoneMapItem, FatigueSettings)
 
 
 def register():
     for cls in classes:
         bpy.utils.register_class(cls)
     bpy.types.Object.fatigue_settings = bpy.props.PointerProperty(type=FatigueSettings)
+    bpy.types.WindowManager.fatigue_bake_status = bpy.props.StringProperty(
+        name="Bake status", default="", options={"SKIP_SAVE"})
 
 
 def unregister():
+    del bpy.types.WindowManager.fatigue_bake_status
     del bpy.types.Object.fatigue_settings
     for cls in reversed(classes):
         bpy.utils.unregister_class(cls)

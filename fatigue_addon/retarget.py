@@ -598,7 +598,8 @@ def proxy_world_rotations(clip) -> dict:
     return {k: quat.to_matrix(quat.normalize(v)) for k, v in q.items()}
 
 
-def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, source_frames=None):
+def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, source_frames=None,
+                   extra_channels=()):
     """Write ``clip`` onto ``obj``'s rig as the NEW action ``action_name`` (replaced if it exists).
 
     Mapped bones get the Clip's world rotations (the pelvis also its position); every other
@@ -606,7 +607,9 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
     per Clip frame, default: the same frame, holding the last source frame past its end), so
     fingers, twist and middle spine bones keep their animation.  Keys are written one per frame
     from ``info.frame_start`` with ``keyframe_points.add`` + ``foreach_set``.  The action is not
-    assigned to ``obj``.  Returns the action.
+    assigned to ``obj``.  ``extra_channels``: more curves to key on the same frames, as
+    ``(data_path, index, group, values (T,))`` rows; they win over source channels of the same
+    path (the bake's per-bone ``fatigue`` / ``capacity`` curves).  Returns the action.
     """
     import time
 
@@ -671,7 +674,7 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
         mats[name] = K @ B
     t1 = time.perf_counter()
 
-    channels = []   # (data_path, index, group, values)
+    channels = list(extra_channels)   # (data_path, index, group, values); the first of a path wins
     pelvis = bones["pelvis"]
     for (path, index), (vals, group) in samples.items():
         m = _BONE_PATH.match(path)
@@ -772,3 +775,14 @@ def _curve_writer(action, obj):
     action.fcurves.clear()                                            # Blender 4.2 / 4.3
     action.id_root = "OBJECT"
     return lambda path, index, group: action.fcurves.new(path, index=index, action_group=group)
+
+
+def rig_height(obj) -> float:
+    """Sole-to-crown height (world metres) of ``obj``'s rest pose: the proxy height ``action_to_clip``
+    should get so that the simulated body has the character's size."""
+    O = _np(obj.matrix_world)
+    pts = np.array([tuple(p) for b in obj.data.bones for p in (b.head_local, b.tail_local)], dtype=float)
+    if len(pts) == 0:
+        return 0.0
+    z = pts @ O[2, :3] + O[2, 3]
+    return float(z.max() - z.min())

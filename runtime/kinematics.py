@@ -37,11 +37,14 @@ class ClipKinematics:
     touching: np.ndarray       # (T, L) link within CONTACT_DISTANCE of the floor
     foot_contact: np.ndarray   # (T, 2) stance right, left (touching and nearly still)
 
-    def non_foot_contact_fraction(self) -> float:
-        """Fraction of frames in which something other than the feet touches the floor."""
+    fps: float = 30.0
+
+    def non_foot_contact_fraction(self, min_seconds: float = 0.1) -> float:
+        """Fraction of frames in which something other than the feet rests on the floor (touches
+        lasting under ``min_seconds``, like a shin brushing it in a run, do not count)."""
         feet = [self.link_names.index(n) for n in proxy.FOOT_LINKS]
-        others = np.delete(self.touching, feet, axis=1)
-        return float(others.any(axis=1).mean())
+        others = np.delete(self.touching, feet, axis=1).any(axis=1)
+        return float(_sustained(others, max(1, int(round(min_seconds * self.fps)))).mean())
 
 
 class Kinematics:
@@ -154,7 +157,25 @@ class Kinematics:
         foot_contact = (clearance < 0.5 * reach) | (foot_low & still) | ((clearance < STILL_FOOT_REACH * reach) & still)
         return ClipKinematics(self.link_names, link_pos, link_rot, joint_pos, self.link_mass, self.link_inertia,
                               com, sole, floor,
-                              touching, _debounce(foot_contact, max(1, int(round(clip.fps * 0.05)))))
+                              touching, _debounce(foot_contact, max(1, int(round(clip.fps * 0.05)))),
+                              fps=clip.fps)
+
+
+def _sustained(mask: np.ndarray, min_frames: int) -> np.ndarray:
+    """Keep only runs of True at least ``min_frames`` long."""
+    out = np.zeros_like(mask)
+    t = 0
+    while t < len(mask):
+        if mask[t]:
+            u = t
+            while u < len(mask) and mask[u]:
+                u += 1
+            if u - t >= min_frames:
+                out[t:u] = True
+            t = u
+        else:
+            t += 1
+    return out
 
 
 def _debounce(contact: np.ndarray, min_frames: int) -> np.ndarray:

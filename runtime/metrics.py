@@ -104,9 +104,19 @@ def min_residual_capacity(take: Take) -> float:
 
 
 def phase_rate_mean(take: Take) -> float:
-    """Source seconds shown per take second (1 = original tempo)."""
-    span = (take.frames - 1) / take.fps
-    return float((take.reference_time[-1] - take.reference_time[0]) / span) if span > 0 else 1.0
+    """Source seconds shown per take second until the source motion ends (1 = original tempo;
+    a hold after the end does not count)."""
+    end = take.reference_time[-1]
+    reached = np.flatnonzero(take.reference_time >= end - 1e-9)
+    last = int(reached[0]) if reached.size else take.frames - 1
+    span = last / take.fps
+    return float((take.reference_time[last] - take.reference_time[0]) / span) if span > 0 else 1.0
+
+
+def travels(reference: Clip, min_speed: float = 0.5) -> bool:
+    """Whether the reference goes somewhere (net horizontal speed above ``min_speed`` m/s)."""
+    net = np.linalg.norm(reference.root_pos[-1, :2] - reference.root_pos[0, :2])
+    return bool(net / max(reference.duration, 1e-9) > min_speed)
 
 
 def recovers_in_rests(take: Take) -> bool | None:

@@ -7,6 +7,7 @@ bake with the pelvis following the reference, and the Take says so.
 from __future__ import annotations
 
 import time as _time
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -41,6 +42,7 @@ def simulate(
     out_fps: float | None = None,
     settings: srb.SrbSettings | None = None,
     push: tuple[float, float, np.ndarray] | None = None,
+    tau_max: np.ndarray | None = None,
     progress: Callable[[float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Take:
@@ -48,7 +50,8 @@ def simulate(
 
     ``seconds``: how much source motion to play (looping clips cycle; default one pass);
     ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
-    the clip's).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
+    the clip's).  ``tau_max``: strength per DoF (N*m); by default, under fatigue, calibrated on
+    a fresh pass of the same clip (srb.calibrate_tau_max).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  Deterministic: same inputs, bit-identical Take.
     """
     if mode not in MODES:
@@ -70,6 +73,13 @@ def simulate(
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
     floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
+    if tau_max is None and model is not None and not floor_work:
+        tau_max = _calibrate(clip, source, ref, body, settings, height)
+    if tau_max is not None:
+        tau_max = np.asarray(tau_max, dtype=np.float64)
+        if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
+            raise SimulationError(f"tau_max must be {body.tau_max.size} positive numbers")
+        body = replace(body, tau_max=tau_max)
     sim = srb.SrbSimulator(ref, body, model, settings, push)
     sim.need_torques = False
     notes = {
@@ -112,6 +122,15 @@ def simulate(
     frames.append(_record(sim, ref, floor_work))
     wall = _time.perf_counter() - wall0
     return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
+
+
+def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float) -> np.ndarray:
+    """Strength from a fresh pass.  Loop cycles repeat, so two cycles tell as much as twenty."""
+    if clip.loop and source.duration > 2.0 * clip.duration + 1e-9:
+        short = clip.repeated(2.0 * clip.duration)
+        with Kinematics(height) as kin:
+            ref = srb.build_reference(short, kin.analyse(short), body)
+    return srb.calibrate_tau_max(ref, body, settings)
 
 
 def _follow_reference(sim: srb.SrbSimulator, ref: srb.Reference) -> None:
@@ -168,6 +187,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
         com=com,
         events=events,
         notes=notes,
+        tau_max=sim.body.tau_max.copy(),
         stats={"seconds_simulated": simulated, "wall_seconds": wall,
                "realtime_x": simulated / wall if wall > 0 else float("inf"),
                "residual_moment_nm_mean": float(np.linalg.norm(residual_moment, axis=1).mean()),

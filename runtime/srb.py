@@ -461,7 +461,7 @@ class SrbSettings:
     kd_rot: float = 12.6
     raibert_kp: float = 1.0       # landing correction per metre of COM error
     raibert_kv: float = 0.1       # ... per m/s of COM velocity error
-    full_tempo_rc: float = 0.75   # legs' residual capacity above which the tempo is unchanged
+    full_tempo_rc: float = 0.9    # legs' residual capacity above which the tempo is unchanged
     rest_rc: float = 0.35         # ... below which the character stops to rest
     resume_rc: float = 0.7        # ... it resumes once every leg DoF is back above this
     min_tempo: float = 0.35
@@ -485,6 +485,7 @@ class _Foot:
     lift_offset: np.ndarray
     lift_phase: float = 0.0
     land_phase: float = 0.0
+    airborne: bool = False        # the swing foot has left the floor (so it can land early)
 
 
 REST_LEG_EXTENSION = 0.995   # hip-ankle distance over leg length while resting (~10 deg knee)
@@ -497,6 +498,24 @@ def _flatten_foot(R: np.ndarray) -> np.ndarray:
     fwd = fwd / n if n > 1e-9 else np.array([1.0, 0.0, 0.0])
     up = np.array([0.0, 0.0, 1.0])
     return np.column_stack([fwd, up, np.cross(fwd, up)])
+
+
+def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
+                      margin: float = 1.05) -> np.ndarray:
+    """Strength per DoF from the fresh motion (seed "Discovering Fatigued Movements", eq. 10):
+    the largest torque met while performing the clip unfatigued, times ``margin``, never below
+    the proxy's default; left and right take the larger of the pair so the body stays symmetric.
+
+    Why: a fresh character must be able to do what the animator keyed; fatigue then takes
+    strength away from there, so its effect is graded instead of an arbitrary cliff."""
+    sim = SrbSimulator(ref, body, None, settings)
+    sim.peak_torque = np.zeros(len(body.tau_max))
+    while sim.phase < ref.duration - 1e-9 and not sim.fallen and sim.time < 3.0 * ref.duration + 1.0:
+        sim.step()
+    peak = sim.peak_torque.copy()
+    for right, left in zip(body.leg_dofs[0], body.leg_dofs[1]):
+        peak[right] = peak[left] = max(peak[right], peak[left])
+    return np.maximum(body.tau_max, margin * peak)
 
 
 def _smoothstep(x: float) -> float:
@@ -537,6 +556,7 @@ class SrbSimulator:
         self.residual_moment = np.zeros(3)
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
+        self.peak_torque = None     # set to zeros to track the largest |torque| per DoF
         self.standing_com = ref.standing_com
 
     # -- one step ----------------------------------------------------------------------------
@@ -576,6 +596,7 @@ class SrbSimulator:
             ankle_r = r.ankle[k]
             if foot.stance and not contact_r[k] and not self.resting:
                 foot.stance = False
+                foot.airborne = False
                 foot.lift_offset = foot.offset.copy()
                 foot.lift_phase = phase
                 foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
@@ -588,7 +609,8 @@ class SrbSimulator:
                 # In the air the foot keeps its height relative to the body, not to the world.
                 sole_z = ankle_r[2] + (self.p[2] - p_r[2]) + body.sole_drop
                 touches = sole_z <= ref.floor + s.contact_height
-                if contact_r[k] or (touches and self.v[2] < 0 and
+                foot.airborne = foot.airborne or sole_z > ref.floor + 2.0 * s.contact_height
+                if contact_r[k] or (touches and foot.airborne and self.v[2] < 0 and
                                     foot.land_phase - phase < s.early_landing_window):
                     foot.stance = True
                     if not contact_r[k]:
@@ -646,6 +668,8 @@ class SrbSimulator:
         if self.fatigue is not None:
             torque = self.fatigue.step_torque(torque, body.tau_max, self.time, self.dt)
         self.torque = torque
+        if self.peak_torque is not None:
+            np.maximum(self.peak_torque, np.abs(torque), out=self.peak_torque)
         self.load_avg += (np.minimum(np.abs(torque) * body.tau_max_inv, 1.0) - self.load_avg) * self._load_blend
 
         # Dynamics: semi-implicit Euler of the COM (and of the rotation when simulated).

@@ -27,6 +27,7 @@ class Take:
     contacts: np.ndarray             # (T, 2) right, left foot on the ground
     residual_force: np.ndarray       # (T, 3) non-physical help on the root, N (zero when none)
     com: np.ndarray                  # (T, 3) simulated centre of mass
+    tau_max: np.ndarray | None = None  # (DoF,) strength the fatigue bounds scaled
     events: list[dict] = field(default_factory=list)   # {"frame", "kind": "rest"|"resume"|"fall", ...}
     notes: dict[str, str] = field(default_factory=dict)
     stats: dict[str, float] = field(default_factory=dict)

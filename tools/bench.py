@@ -44,7 +44,6 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
     falls = [e for e in take.events if e["kind"] == "fall"]
     reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip
     res_mean, res_max = metrics.residual_force_bw(take, proxy.DEFAULT_MASS)
-    ref_speed = np.linalg.norm(reference.root_velocity()[:, :2], axis=1).mean()
     return {
         "clip": clip.name,
         "condition": condition,
@@ -63,7 +62,7 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
         "rests": sum(e["kind"] == "rest" for e in take.events),
         "recovers_in_rests": metrics.recovers_in_rests(take),
         "jump_apex_ratio": metrics.jump_apex_ratio(take),
-        "speed_ratio": metrics.speed_ratio(take) if ref_speed > 0.5 else None,
+        "speed_ratio": metrics.speed_ratio(take) if metrics.travels(reference) else None,
         "_arm": metrics.arm_elevation_deg(take),
         "_arm_ref_raised": metrics.arm_elevation_deg(take) > 30.0,
         "_knee": metrics.knee_flexion_deg(take),
