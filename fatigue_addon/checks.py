@@ -6,8 +6,10 @@ class BakeInputError(Exception):
     """Expected bad input: shown to the user as one line, never as a traceback."""
 
 
-def check_armature(obj, scene) -> dict:
-    """Raise BakeInputError unless ``obj`` is an armature with an action to bake; else a summary."""
+def check_armature(obj, scene, frame_range=None) -> dict:
+    """Raise BakeInputError unless ``obj`` is an armature with an action to bake; else a summary.
+
+    ``frame_range``: (start, end) to check instead of the scene's frame range."""
     if obj is None:
         raise BakeInputError("No active object: select the character's armature")
     if obj.type != "ARMATURE":
@@ -24,7 +26,7 @@ def check_armature(obj, scene) -> dict:
     animated = anim.animated_bones(obj)
     if not animated:
         raise BakeInputError(f"Action '{action.name}' animates no bones of '{obj.name}': assign the character's action")
-    start, end = scene.frame_start, scene.frame_end
+    start, end = frame_range if frame_range is not None else (scene.frame_start, scene.frame_end)
     if end <= start:
         raise BakeInputError(f"Frame range {start}-{end} is empty: set End after Start in the timeline")
     return {

@@ -22,12 +22,6 @@ def _apply_preset(settings, _context):
     settings.initial_fatigue = p.initial_fatigue
 
 
-def _key_items(_self, _context):
-    from . import rigmap
-
-    return [(k, rigmap.KEY_LABELS[k], "") for k in rigmap.ALL_KEYS]
-
-
 class FatigueBoneMapItem(bpy.types.PropertyGroup):
     """One row of the rig mapping: a proxy joint key and the armature bone that drives it."""
     key: bpy.props.StringProperty(name="Key", description="Proxy joint key (pelvis, chest, left_knee, ...)")

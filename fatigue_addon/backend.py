@@ -1,0 +1,324 @@
+"""Where the simulation runs: in Blender's own Python, or in a worker process (runtime/worker.py).
+
+No bpy here: the operator and the bake pick the backend (add-on preferences) and drive one of
+``InProcessRun`` / ``WorkerRun`` through the same small interface, polled from a modal timer or
+waited on synchronously (``run_sync``, used under ``blender -b`` and in tests):
+
+* ``start()``; ``poll()`` -> ``("running", fraction)``, ``("done", Take)`` or ``("error", one line)``;
+* ``cancel()`` stops it (kills the worker; the in-process thread stops at its next step);
+  nothing is returned afterwards and nothing is written.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from .checks import BakeInputError
+
+ROOT = Path(__file__).resolve().parent.parent      # extension root: holds the ``runtime`` package
+WORKER_FIX = "set Worker Python in the add-on preferences (a Python 3.11 with numpy, pybullet and quadprog)"
+
+
+class BakeCancelled(BakeInputError):
+    """The user cancelled the bake (ESC, or a cancel callback)."""
+
+
+class BackendError(BakeInputError):
+    """The simulation failed (SimulationError, worker died): one line for the user."""
+
+
+def pybullet_here() -> bool:
+    """Whether this Python can run the simulation itself."""
+    try:
+        import pybullet  # noqa: F401
+        import quadprog  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def choose(backend: str) -> str:
+    """Preference AUTO / IN_PROCESS / WORKER -> "IN_PROCESS" or "WORKER"."""
+    if backend == "AUTO":
+        return "IN_PROCESS" if pybullet_here() else "WORKER"
+    if backend == "IN_PROCESS" and not pybullet_here():
+        raise BackendError("pybullet does not import inside this Blender: set Simulation backend to "
+                           "Worker process in the add-on preferences")
+    return backend
+
+
+# ============================================================================= in process
+
+class InProcessRun:
+    """``runtime.simulate`` in a background thread of this process (``threaded=False``: inline)."""
+
+    def __init__(self, request: dict, threaded: bool = True):
+        self.request = request
+        self.threaded = threaded
+        self.fraction = 0.0
+        self._cancel = False
+        self._result = None
+        self._thread = None
+
+    def _run(self, progress=None, cancel=None):
+        from ..runtime.simulate import SimulationCancelled, SimulationError, simulate
+
+        def prog(f):
+            self.fraction = f
+            if progress is not None:
+                progress(f)
+
+        def canc():
+            if cancel is not None and cancel():
+                self._cancel = True
+            return self._cancel
+
+        r = self.request
+        try:
+            take = simulate(r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
+                            progress=prog, cancel=canc)
+            self._result = ("done", take)
+        except SimulationCancelled:
+            self._result = ("cancelled", None)
+        except SimulationError as exc:
+            self._result = ("error", _one_line(exc))
+        except Exception as exc:   # a simulator bug: still one line, nothing written
+            import traceback
+
+            traceback.print_exc()
+            self._result = ("error", f"the simulation failed ({type(exc).__name__}: {_one_line(exc)}); "
+                                     f"nothing was written: please report this with the .blend")
+
+    def start(self):
+        if self.threaded:
+            self._thread = threading.Thread(target=self._run, name="fatigue-bake", daemon=True)
+            self._thread.start()
+        return self
+
+    def run(self, progress=None, cancel=None):
+        """Inline (no thread): returns the poll() result when finished."""
+        self._run(progress, cancel)
+        return self._result
+
+    def poll(self):
+        if self._result is None:
+            return ("running", self.fraction)
+        return self._result
+
+    def cancel(self):
+        self._cancel = True
+        if self._thread is not None:
+            self._thread.join(timeout=30.0)
+
+
+# ============================================================================= worker process
+
+_CHECKED: dict = {}
+
+
+def _module_dirs() -> list[str]:
+    """Folders holding numpy / pybullet / quadprog in THIS Python (passed to a worker of the same
+    Python: Blender adds extension wheels to sys.path at run time, a child process would not)."""
+    dirs = []
+    for name in ("numpy", "pybullet", "pybullet_data", "quadprog"):
+        try:
+            mod = __import__(name)
+        except ImportError:
+            continue
+        f = getattr(mod, "__file__", None)
+        if not f:
+            continue
+        p = Path(f).resolve().parent
+        d = str(p.parent if p.name == name else p)
+        if d not in dirs:
+            dirs.append(d)
+    return dirs
+
+
+def worker_env(python: str) -> dict:
+    env = dict(os.environ)
+    paths = [str(ROOT)]
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        paths += _module_dirs()
+    old = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([old] if old else []))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def worker_python(configured: str = "") -> str:
+    """The Python executable for the worker, checked once per path; BackendError names the fix."""
+    python = (configured or "").strip()
+    if python:
+        python = os.path.expanduser(python)
+        if os.path.isdir(python) or not os.path.exists(python):
+            found = shutil.which(python)
+            if not found:
+                raise BackendError(f"Worker Python '{python}' does not exist: {WORKER_FIX}")
+            python = found
+    else:
+        python = sys.executable
+        if not python or not os.path.exists(python) or "blender" in os.path.basename(python).lower():
+            raise BackendError(f"no Python to start the simulation worker with: {WORKER_FIX}")
+    key = (python, os.path.getmtime(python) if os.path.exists(python) else 0)
+    if key not in _CHECKED:
+        try:
+            res = subprocess.run([python, "-c", "import numpy, pybullet, quadprog"], env=worker_env(python),
+                                 capture_output=True, timeout=60)
+            _CHECKED[key] = res.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            _CHECKED[key] = False
+    if not _CHECKED[key]:
+        raise BackendError(f"Python '{python}' cannot import numpy, pybullet and quadprog: {WORKER_FIX}")
+    return python
+
+
+class WorkerRun:
+    """``python -m runtime.worker request.npz take.npz``, progress streamed from its stdout."""
+
+    def __init__(self, request: dict, python: str):
+        self.request = request
+        self.python = python
+        self.proc = None
+        self.fraction = 0.0
+        self._lines: queue.Queue = queue.Queue()
+        self._stderr: list[str] = []
+        self._error = None
+        self._done = False
+        self._result = None
+        self._dir = None
+
+    def start(self):
+        from ..runtime import worker
+
+        self._dir = tempfile.mkdtemp(prefix="fatigue_bake_")
+        req = os.path.join(self._dir, "request.npz")
+        self.take_path = os.path.join(self._dir, "take.npz")
+        r = self.request
+        worker.write_request(req, r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"])
+        try:
+            self.proc = subprocess.Popen(
+                [self.python, "-m", "runtime.worker", req, self.take_path], cwd=str(ROOT),
+                env=worker_env(self.python), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, bufsize=1)
+        except OSError as exc:
+            self._cleanup()
+            raise BackendError(f"cannot start the simulation worker '{self.python}' ({exc.strerror or exc}): "
+                               f"{WORKER_FIX}") from None
+        threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True).start()
+        return self
+
+    def _read(self, stream, is_stdout):
+        for line in stream:
+            if is_stdout:
+                self._lines.put(line.rstrip("\n"))
+            else:
+                self._stderr.append(line.rstrip("\n"))
+                del self._stderr[:-20]
+        stream.close()
+
+    def poll(self):
+        if self._result is not None:
+            return self._result
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                break
+            if line.startswith("@@progress "):
+                try:
+                    self.fraction = float(line.split()[1])
+                except ValueError:
+                    pass
+            elif line.startswith("@@error "):
+                self._error = line[len("@@error "):].strip()
+            elif line.strip() == "@@done":
+                self._done = True
+        rc = self.proc.poll()
+        if rc is None:
+            return ("running", self.fraction)
+        self.proc.wait()
+        time.sleep(0.01)
+        self._drain()
+        if self._error:
+            self._result = ("error", self._error)
+        elif rc == 0 and self._done and os.path.exists(self.take_path):
+            from ..runtime import worker
+            try:
+                self._result = ("done", worker.read_take(self.take_path))
+            except (OSError, ValueError, KeyError) as exc:
+                self._result = ("error", f"the simulation worker's take is unreadable ({_one_line(exc)}): "
+                                         f"nothing was written; bake again")
+        else:
+            how = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
+            last = next((s for s in reversed(self._stderr) if s.strip()), "")
+            detail = f": {last.strip()[:160]}" if last else ""
+            self._result = ("error", f"the simulation worker stopped ({how}{detail}); nothing was written: "
+                                     f"bake again, or {WORKER_FIX}")
+        self._cleanup()
+        return self._result
+
+    def _drain(self):
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                return
+            if line.startswith("@@error "):
+                self._error = line[len("@@error "):].strip()
+            elif line.strip() == "@@done":
+                self._done = True
+
+    def cancel(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        self._result = ("cancelled", None)
+        self._cleanup()
+
+    def _cleanup(self):
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+def run_sync(run, progress=None, cancel=None, interval: float = 0.02):
+    """Drive a run to its end in this thread: returns the Take or raises BakeCancelled / BackendError."""
+    if isinstance(run, InProcessRun) and not run.threaded:
+        state, value = run.run(progress, cancel)
+    else:
+        run.start()
+        last = -1.0
+        while True:
+            state, value = run.poll()
+            if state != "running":
+                break
+            if cancel is not None and cancel():
+                run.cancel()
+                state, value = "cancelled", None
+                break
+            if progress is not None and value != last:
+                last = value
+                progress(value)
+            time.sleep(interval)
+    if state == "done":
+        return value
+    if state == "cancelled":
+        raise BakeCancelled("Bake cancelled: nothing was written")
+    raise BackendError(value)
+
+
+def _one_line(exc) -> str:
+    s = str(exc).strip()
+    return s.splitlines()[0] if s else type(exc).__name__

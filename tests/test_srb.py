@@ -1,0 +1,146 @@
+"""SRB mode: body, contact-force QP, leg IK, and simulate() end to end (runtime only, no bpy)."""
+import numpy as np
+import pytest
+
+from runtime import clip as C
+from runtime import kinematics, metrics, proxy, quat, schedule, simulate, srb
+
+
+@pytest.fixture(scope="module")
+def kin():
+    with kinematics.Kinematics() as k:
+        yield k
+
+
+@pytest.fixture(scope="module")
+def body(kin):
+    return srb.body_from_proxy(kin)
+
+
+def load(name):
+    return C.load_deepmimic(C.deepmimic_clip_path(name))
+
+
+def test_body_matches_the_proxy(body):
+    assert body.mass == pytest.approx(45.0)
+    np.testing.assert_allclose(body.inertia, body.inertia.T, atol=1e-12)
+    assert np.all(np.linalg.eigvalsh(body.inertia) > 0)
+    assert body.thigh == pytest.approx(0.422, abs=0.005) and body.shin == pytest.approx(0.41, abs=0.005)
+    assert np.all(body.sole[:, 1] < 0)           # sole below the ankle (link frame is Y-up)
+    assert body.leg_dofs.shape == (2, 7)
+    names = [f"{j.name}{a}" for j in proxy.DEFAULT_JOINTS for a in range(j.dofs)]
+    assert [names[d] for d in body.leg_dofs[0]] == ["right_hip0", "right_hip1", "right_hip2", "right_knee0",
+                                                    "right_ankle0", "right_ankle1", "right_ankle2"]
+
+
+def _standing_corners(body):
+    corners = []
+    for y in (-0.085, 0.085):
+        ankle = np.array([0.0, y, -body.sole_drop])
+        corners.extend(ankle + body.sole @ srb._qmat(C.Y_UP_TO_Z_UP).T)
+    return np.array(corners)
+
+
+def test_qp_holds_a_standing_body_within_friction(body):
+    corners = _standing_corners(body)
+    com = np.array([0.045, 0.0, 0.9])
+    f = srb.solve_contact_forces(body, com, np.eye(3), np.zeros(3), np.zeros(3), corners)
+    np.testing.assert_allclose(f.sum(axis=0), [0, 0, body.mass * 9.81], rtol=1e-3, atol=0.5)
+    assert np.all(f[:, 2] >= -1e-9)
+    assert np.all(np.abs(f[:, :2]) <= 0.8 * f[:, 2:3] + 1e-6)
+
+
+def test_qp_respects_fatigue_torque_bounds(body):
+    corners = _standing_corners(body)
+    rows = np.random.default_rng(0).normal(0, 0.1, (3, 3 * len(corners)))
+    cap = np.array([[-5.0, 5.0], [-2.0, 2.0], [-1.0, 1.0]])
+    f = srb.solve_contact_forces(body, np.array([0.045, 0, 0.9]), np.eye(3), np.zeros(3), np.zeros(3),
+                                 corners, rows, cap)
+    tau = rows @ f.ravel()
+    assert np.all(tau >= cap[:, 0] - 1e-6) and np.all(tau <= cap[:, 1] + 1e-6)
+
+
+def test_leg_ik_reaches_the_target_on_the_real_proxy(kin, body):
+    walk = load("walk")
+    root_pos, root_rot, joints = walk.sample(0.4)
+    root_R = quat.to_matrix(root_rot)
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    rng = np.random.default_rng(1)
+    for side, k in (("right", 0), ("left", 1)):
+        hi, ki, ai = (names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle"))
+        kin.set_pose(root_pos, root_rot, joints)
+        kin.link_frames()
+        ankle0 = kin.joint_positions()[kin.link_names.index(f"{side}_ankle")]
+        hip = kin.joint_positions()[kin.link_names.index(f"{side}_hip")]
+        # Reachable targets: pull the ankle 6 cm towards the hip, then move it a few cm around.
+        target = ankle0 + 0.06 * (hip - ankle0) / np.linalg.norm(hip - ankle0) + rng.uniform(-0.03, 0.03, 3)
+        foot_R = quat.to_matrix(quat.from_axis_angle([0, 0, 1.0], 0.3)) @ quat.to_matrix(C.Y_UP_TO_Z_UP)
+        q_hip, knee, q_ankle = srb.leg_ik(body, k, root_pos, root_R, joints[hi], target, foot_R)
+        posed = joints.copy()
+        posed[hi], posed[ki], posed[ai] = q_hip, quat.from_axis_angle([0, 0, 1.0], knee), q_ankle
+        kin.set_pose(root_pos, root_rot, posed)
+        _, rots = kin.link_frames()
+        ankle = kin.joint_positions()[kin.link_names.index(f"{side}_ankle")]
+        assert np.linalg.norm(ankle - target) < 1e-3
+        foot_rot = rots[kin.link_names.index(f"{side}_ankle")]
+        assert np.degrees(quat.angle_between(foot_rot, srb._matrix_to_quat(foot_R))) < 0.5
+
+
+def test_fresh_walk_tracks_the_reference_and_is_deterministic():
+    walk = load("walk")
+    a = simulate.simulate(walk, None, seconds=3.0, out_fps=30)
+    b = simulate.simulate(walk, None, seconds=3.0, out_fps=30)
+    assert not a.fell
+    assert a.mode == "srb"
+    reference = walk.repeated(a.reference_time[-1])
+    assert metrics.root_error_m(a, reference) < 0.05
+    assert metrics.joint_error_deg(a, reference) < 5.0
+    assert metrics.phase_rate_mean(a) == pytest.approx(1.0, abs=0.01)
+    for x, y in ((a.clip.root_pos, b.clip.root_pos), (a.clip.joint_rots, b.clip.joint_rots), (a.torque, b.torque)):
+        assert np.array_equal(x, y)
+
+
+def test_tired_jumps_are_lower_and_torques_stay_within_the_fatigued_bounds():
+    jump = load("jump")
+    tired = simulate.simulate(jump, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=8.0, out_fps=30)
+    fresh = simulate.simulate(jump, None, seconds=8.0, out_fps=30)
+    assert not tired.fell and not fresh.fell
+    fresh_apex = metrics.flight_apexes(fresh, 0.0)
+    tired_apex = metrics.flight_apexes(tired, 0.0)
+    assert len(fresh_apex) >= 2 and len(tired_apex) >= 2
+    assert tired_apex[-1] < 0.9 * fresh_apex[-1]
+    # Physical honesty: every applied torque within RC * tau_max of the step it was applied.
+    legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
+    bound = tired.fatigue["RC"][:-1, legs] * tired.tau_max[legs] + 1e-6
+    assert np.all(np.abs(tired.torque[1:, legs]) <= bound + 0.02 * tired.tau_max[legs])
+    assert tired.fatigue["MF"][:, legs].max() > 0.2
+    assert np.all(tired.tau_max >= np.array(proxy.dof_tau_max()))
+
+
+def test_floor_work_follows_the_reference_and_says_so():
+    crawl = load("crawl")
+    take = simulate.simulate(crawl, None, seconds=1.0, out_fps=30)
+    assert take.mode == "srb-reference-follow"
+    assert "reference followed" in take.notes["pelvis_and_legs"]
+    assert not take.fell
+
+
+def test_progress_and_cancel():
+    walk = load("walk")
+    seen = []
+    simulate.simulate(walk, None, seconds=1.0, progress=seen.append)
+    assert seen and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    calls = []
+    with pytest.raises(simulate.SimulationCancelled, match="nothing was written"):
+        simulate.simulate(walk, None, seconds=2.0, cancel=lambda: calls.append(1) or len(calls) > 10)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(mode="magic"), "mode"),
+    (dict(height=17.0), "units"),
+    (dict(mass=1.0), "mass"),
+    (dict(tau_max=np.ones(3)), "tau_max"),
+])
+def test_bad_simulation_input_names_the_fix(kwargs, match):
+    with pytest.raises(simulate.SimulationError, match=match):
+        simulate.simulate(load("walk"), None, seconds=0.5, **kwargs)
