@@ -15,6 +15,7 @@ import numpy as np
 from . import proxy, quat, srb
 from .clip import Clip
 from .kinematics import Kinematics
+from .limbs import LimbSimulator
 from .schedule import FatigueSchedule, ScheduledModel
 from .take import Take
 
@@ -43,6 +44,7 @@ def simulate(
     settings: srb.SrbSettings | None = None,
     push: tuple[float, float, np.ndarray] | None = None,
     tau_max: np.ndarray | None = None,
+    simulate_limbs: bool = True,
     progress: Callable[[float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Take:
@@ -51,7 +53,8 @@ def simulate(
     ``seconds``: how much source motion to play (looping clips cycle; default one pass);
     ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
     the clip's).  ``tau_max``: strength per DoF (N*m); by default, under fatigue, calibrated on
-    a fresh pass of the same clip (srb.calibrate_tau_max).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
+    a fresh pass of the same clip (srb.calibrate_tau_max).  ``simulate_limbs``: trunk, neck
+    and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  Deterministic: same inputs, bit-identical Take.
     """
     if mode not in MODES:
@@ -80,14 +83,19 @@ def simulate(
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
             raise SimulationError(f"tau_max must be {body.tau_max.size} positive numbers")
         body = replace(body, tau_max=tau_max)
-    sim = srb.SrbSimulator(ref, body, model, settings, push)
+    limbs = None
+    if simulate_limbs and not floor_work:
+        limbs = LimbSimulator(height)
+        limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
+    sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
     sim.need_torques = False
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
                            "simulated feet; leg joint torques from the contact forces, fatigue-bounded",
         "orientation": "follows the reference's momentum-consistent orientation; the moment the "
                        "contacts could not supply is reported as residual_moment",
-        "arms_trunk_neck": "kinematic from the reference (not yet simulated under fatigued torques)",
+        "arms_trunk_neck": ("PyBullet articulated upper body on the SRB pelvis, joint motors capped at "
+                            "RC * tau_max per DoF: gravity makes weak joints sag"),
     }
     if floor_work:
         notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
@@ -121,7 +129,11 @@ def simulate(
             progress(pct / 100.0)
     frames.append(_record(sim, ref, floor_work))
     wall = _time.perf_counter() - wall0
-    return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
+    try:
+        return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
+    finally:
+        if limbs is not None:
+            limbs.close()
 
 
 def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float) -> np.ndarray:

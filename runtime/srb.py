@@ -152,8 +152,10 @@ class Reference:
         if tables is None:
             vec = np.concatenate([self.com, self.com_vel, self.com_acc, self.ang_vel, self.momentum_rate,
                                   self.root_offset, self.ankle.reshape(-1, 6),
-                                  self.contact.astype(np.float64)], axis=1)
-            quats = np.stack([self.rot, self.root_rel, self.foot_rot[:, 0], self.foot_rot[:, 1]], axis=1)
+                                  self.contact.astype(np.float64),
+                                  self.clip.joint_angular_velocities().reshape(self.clip.frames, -1)], axis=1)
+            quats = np.concatenate([np.stack([self.rot, self.root_rel, self.foot_rot[:, 0], self.foot_rot[:, 1]],
+                                             axis=1), quat.make_continuous(self.clip.joint_rots)], axis=1)
             tables = (vec, quats)
             object.__setattr__(self, "_tables", tables)
         vec, quats = tables
@@ -175,13 +177,14 @@ class RefSample:
     """Reference quantities at one phase (views into one interpolated vector)."""
 
     __slots__ = ("com", "com_vel", "com_acc", "ang_vel", "momentum_rate", "root_offset", "ankle",
-                 "rot", "root_rel", "foot_rot", "contact")
+                 "rot", "root_rel", "foot_rot", "joints", "joint_vel", "contact")
 
     def __init__(self, v: np.ndarray, q: np.ndarray, contact: np.ndarray):
         self.com, self.com_vel, self.com_acc = v[0:3], v[3:6], v[6:9]
         self.ang_vel, self.momentum_rate, self.root_offset = v[9:12], v[12:15], v[15:18]
         self.ankle = v[18:24].reshape(2, 3)
-        self.rot, self.root_rel, self.foot_rot = q[0], q[1], q[2:4]
+        self.joint_vel = v[26:].reshape(-1, 3)   # local angular velocity of every joint
+        self.rot, self.root_rel, self.foot_rot, self.joints = q[0], q[1], q[2:4], q[4:]
         self.contact = contact
 
 
@@ -527,12 +530,14 @@ class SrbSimulator:
     """Steps the SRB through a Reference under a fatigue model (or none) and records frames."""
 
     def __init__(self, ref: Reference, body: Body, fatigue=None, settings: SrbSettings | None = None,
-                 push: tuple[float, float, np.ndarray] | None = None):
+                 push: tuple[float, float, np.ndarray] | None = None, limbs=None):
         self.ref = ref
         self.body = body
         self.fatigue = fatigue              # runtime.schedule.ScheduledModel or None
         self.s = settings or SrbSettings()
         self.push = push                    # (start s, duration s, force N)
+        self.limbs = limbs                  # runtime.limbs.LimbSimulator or None (kinematic upper body)
+        self.acc = np.zeros(3)
         self.dt = 1.0 / self.s.rate
         self.time = 0.0
         self.phase = 0.0
@@ -664,7 +669,13 @@ class SrbSimulator:
             total = np.zeros(3)
             moment = np.zeros(3)
 
-        # Fatigue: book the leg torques (the rest of the body is booked by the limb layer).
+        # Upper body: PyBullet limbs under the same fatigued caps, booked with the legs.
+        if self.limbs is not None:
+            caps = body.tau_max[self.limbs.dofs]
+            if self.fatigue is not None:
+                caps = caps * self.fatigue.model.residual_capacity[self.limbs.dofs]
+            torque[self.limbs.dofs] = self.limbs.step(root_pos, _matrix_to_quat(root_R), self.acc,
+                                                      r.joints, r.joint_vel * rate, caps, self.dt)
         if self.fatigue is not None:
             torque = self.fatigue.step_torque(torque, body.tau_max, self.time, self.dt)
         self.torque = torque
@@ -675,7 +686,8 @@ class SrbSimulator:
         # Dynamics: semi-implicit Euler of the COM (and of the rotation when simulated).
         if self.push is not None and self.push[0] <= self.time < self.push[0] + self.push[1]:
             total = total + self.push[2]
-        self.v = self.v + (total / body.mass + GRAVITY) * self.dt
+        self.acc = total / body.mass + GRAVITY
+        self.v = self.v + self.acc * self.dt
         self.p = self.p + self.v * self.dt
         next_phase = min(self.phase + rate * self.dt, ref.duration)
         if s.orientation == "dynamic":
@@ -734,8 +746,9 @@ class SrbSimulator:
     # -- output ------------------------------------------------------------------------------
     def state(self) -> tuple:
         """What the full-body pose needs, cheap to take every output frame."""
+        limbs = self.limbs.joint_rotations() if self.limbs is not None else None
         return (self.phase, self.p.copy(), self.q.copy(), np.array([f.offset for f in self.feet]),
-                np.array([f.stance for f in self.feet]), self.resting)
+                np.array([f.stance for f in self.feet]), self.resting, limbs)
 
     def poses(self, states: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Full-body poses for recorded states: root positions (N, 3), rotations (N, 4), joint
@@ -750,7 +763,9 @@ class SrbSimulator:
         leg_idx = [[names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle")] for side in SIDES]
         root_pos = np.empty((len(states), 3))
         root_rot = np.empty((len(states), 4))
-        for n, (phase, p, q, offsets, stance, resting) in enumerate(states):
+        for n, (phase, p, q, offsets, stance, resting, limbs) in enumerate(states):
+            if limbs is not None:
+                joints[n, self.limbs.joint_slots] = limbs
             r = ref.sample(phase)
             R = _qmat(q)
             root_rot[n] = quat.multiply(q, r.root_rel)

@@ -16,6 +16,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime import clip as clips  # noqa: E402
 from runtime import metrics, proxy, schedule, simulate  # noqa: E402
@@ -82,13 +83,15 @@ def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str) -> fl
     return best
 
 
-def bench(names: list[str], seconds: float, mode: str, pushes: bool, log=print) -> dict:
+def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path | None = None,
+          log=print) -> dict:
     runs = []
     for name in names:
         clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
         pair = {}
+        takes = {}
         for condition in ("fresh", "tired"):
-            take = run_one(clip, condition, seconds, mode)
+            take = takes[condition] = run_one(clip, condition, seconds, mode)
             pair[condition] = measure(clip, take, condition)
             if pushes:
                 pair[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode)
@@ -98,6 +101,8 @@ def bench(names: list[str], seconds: float, mode: str, pushes: bool, log=print) 
         tired["knee_flexion_gain_deg"] = tired["_knee"] - fresh["_knee"]
         tired["head_pitch_gain_deg"] = tired["_head"] - fresh["_head"]
         fresh["jump_apex_ratio"] = None
+        if plots is not None:
+            _plot(name, takes, plots)
         for run in (fresh, tired):
             for key in [k for k in run if k.startswith("_")]:
                 del run[key]
@@ -106,6 +111,18 @@ def bench(names: list[str], seconds: float, mode: str, pushes: bool, log=print) 
     return {"mode": mode, "seconds": seconds,
             "tired": {"fitness": TIRED_FITNESS, "time_scale": TIRED_TIME_SCALE},
             "runs": runs, "summary": _summary(runs)}
+
+
+def _plot(name: str, takes: dict, out: Path) -> None:
+    import bench_plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    tired = takes["tired"]
+    bench_plots.stick_strip({f"{name}: fresh": takes["fresh"],
+                             f"{name}: tired (fitness {TIRED_FITNESS}, {TIRED_TIME_SCALE:g}x)": tired},
+                            out / f"{name}_strip.png", f"{name}: fresh vs tired")
+    bench_plots.fatigue_curves(tired, out / f"{name}_fatigue.png", f"{name}, tired: fatigue per body part")
+    bench_plots.joint_fatigue_bars(tired, out / f"{name}_joints.png", f"{name}, tired: peak fatigue per joint")
 
 
 def _fmt(v) -> str:
@@ -146,6 +163,7 @@ def main(argv: list[str]) -> int:
                     help="comma-separated DeepMimic clip names (default: all 15)")
     ap.add_argument("--seconds", type=float, default=10.0, help="seconds of motion per run (default 10)")
     ap.add_argument("--push", action="store_true", help="also find the largest survived lateral push")
+    ap.add_argument("--plots", type=Path, metavar="DIR", help="write stick-figure strips and fatigue plots here")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.clips.split(",") if n.strip()]
     unknown = [n for n in names if n not in clips.DEEPMIMIC_CLIPS]
@@ -157,7 +175,7 @@ def main(argv: list[str]) -> int:
         print("fatigue: --seconds must be between 0.5 and 600", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    result = bench(names, args.seconds, args.mode, args.push)
+    result = bench(names, args.seconds, args.mode, args.push, args.plots)
     result["wall_seconds"] = time.perf_counter() - t0
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")

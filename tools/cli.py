@@ -110,13 +110,19 @@ def cmd_demo(argv: list[str]) -> int:
     return 0 if ok else 1
 
 
+def cmd_bench(argv: list[str]) -> int:
+    import bench
+
+    return bench.main(argv)
+
+
 def cmd_build(argv: list[str]) -> int:
     import build_extension
 
     return build_extension.main(argv)
 
 
-COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build}
+COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench}
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,116 @@
+"""Hybrid limbs: trunk, neck and arms of the PyBullet proxy under fatigued torque limits.
+
+Why: the SRB carries the body's centre of mass; what makes a tired character *look* tired above
+the hips is gravity winning over weak muscles — arms that drop, a head that nods.  So the upper
+body is an articulated PyBullet body whose pelvis follows the SRB (teleported each step, with the
+SRB's acceleration folded into gravity so a landing still throws the arms down) and whose chest,
+neck, shoulders and elbows track the reference with joint motors capped per DoF at
+RC * tau_max.  The motor solve is implicit (stable at 120 Hz on 1 kg forearms, where explicit PD
+is not) and PyBullet reports the torque each motor applied, which is what the fatigue model books.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import proxy
+
+LIMB_JOINTS = ("chest", "neck", "right_shoulder", "right_elbow", "left_shoulder", "left_elbow")
+POSITION_GAIN = 1.0    # PyBullet motor error reduction (dimensionless, per step)
+VELOCITY_GAIN = 1.0
+
+
+class LimbSimulator:
+    """Upper body of the proxy; ``step`` advances it by one SRB step in ``substeps`` pieces."""
+
+    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0):
+        import pybullet
+
+        self.p = pybullet
+        self.client = pybullet.connect(pybullet.DIRECT)
+        self.body, links = proxy.load_body(self.client, height, fixed_base=True)
+        self.dt = 1.0 / rate
+        pybullet.setTimeStep(self.dt, physicsClientId=self.client)
+        # The upper body never touches anything here: no collisions, no contact solve.
+        for j in range(-1, pybullet.getNumJoints(self.body, physicsClientId=self.client)):
+            pybullet.setCollisionFilterGroupMask(self.body, j, 0, 0, physicsClientId=self.client)
+        self.joint_index = [links[n] for n in LIMB_JOINTS]
+        names = [j.name for j in proxy.DEFAULT_JOINTS]
+        offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
+        self.spherical = [proxy.DEFAULT_JOINTS[names.index(n)].dofs == 3 for n in LIMB_JOINTS]
+        self.dofs = np.concatenate([np.arange(offsets[names.index(n)], offsets[names.index(n) + 1])
+                                    for n in LIMB_JOINTS])
+        self.joint_slots = [names.index(n) for n in LIMB_JOINTS]
+        # Release PyBullet's default velocity motors so only our capped motors act.
+        for j, sph in zip(self.joint_index, self.spherical):
+            if sph:
+                pybullet.setJointMotorControlMultiDof(self.body, j, pybullet.POSITION_CONTROL,
+                                                      targetPosition=[0, 0, 0, 1], force=[0, 0, 0],
+                                                      physicsClientId=self.client)
+            else:
+                pybullet.setJointMotorControl2(self.body, j, pybullet.VELOCITY_CONTROL, force=0,
+                                               physicsClientId=self.client)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.p.disconnect(self.client)
+            self.client = None
+
+    def reset(self, root_pos, root_rot, joint_rots) -> None:
+        """Pose the upper body like ``joint_rots`` (12 x 4, proxy order), at rest."""
+        p, c = self.p, self.client
+        p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
+        for j, slot, sph in zip(self.joint_index, self.joint_slots, self.spherical):
+            q = joint_rots[slot]
+            value = list(q) if sph else [2.0 * np.arctan2(q[2], q[3])]
+            p.resetJointStateMultiDof(self.body, j, targetValue=value, physicsClientId=c)
+
+    def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float) -> np.ndarray:
+        """Advance ``duration`` seconds with the pelvis at (root_pos, root_rot) accelerating at
+        ``root_acc``; motors track ``targets`` (12 x 4 joint rotations) and ``target_vel`` (12 x 3
+        local angular velocities) with per-DoF torque caps
+        ``caps`` (limb DoFs, in self.dofs order).  Returns the mean applied torque per limb DoF."""
+        p, c = self.p, self.client
+        p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
+        g = np.array([0.0, 0.0, -9.81]) - np.asarray(root_acc)
+        p.setGravity(*g, physicsClientId=c)
+        positions, velocities, forces = [], [], []
+        k = 0
+        for slot, sph in zip(self.joint_slots, self.spherical):
+            q = targets[slot]
+            if sph:
+                positions.append(list(q))
+                velocities.append(list(target_vel[slot]))
+                forces.append(list(caps[k:k + 3]))
+                k += 3
+            else:
+                positions.append([2.0 * np.arctan2(q[2], q[3])])
+                velocities.append([target_vel[slot][2]])
+                forces.append([caps[k]])
+                k += 1
+        p.setJointMotorControlMultiDofArray(
+            self.body, self.joint_index, p.POSITION_CONTROL, targetPositions=positions,
+            targetVelocities=velocities,
+            positionGains=[POSITION_GAIN] * len(positions), velocityGains=[VELOCITY_GAIN] * len(positions),
+            forces=forces, physicsClientId=c)
+        substeps = max(1, int(round(duration / self.dt)))
+        applied = np.zeros(len(self.dofs))
+        for _ in range(substeps):
+            p.stepSimulation(physicsClientId=c)
+            applied += self._applied()
+        return applied / substeps
+
+    def _applied(self) -> np.ndarray:
+        states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)
+        return np.concatenate([np.asarray(s[3], dtype=np.float64) for s in states])
+
+    def joint_rotations(self) -> np.ndarray:
+        """Current local rotations of the limb joints (len(LIMB_JOINTS) x 4)."""
+        states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)
+        out = np.empty((len(self.joint_index), 4))
+        for i, (s, sph) in enumerate(zip(states, self.spherical)):
+            if sph:
+                out[i] = s[0]
+            else:
+                a = s[0][0]
+                out[i] = [0.0, 0.0, np.sin(0.5 * a), np.cos(0.5 * a)]
+        return out
