@@ -91,15 +91,17 @@ def test_zip_contents(built_zips):
         leaked += [n for n in names if n.endswith(".pyc") or n in ("fatigue", "pytest.ini", ".gitignore")]
         assert not leaked, f"{path.name} ships {leaked[:10]}"
         wheels = [n for n in names if n.endswith(".whl")]
-        if platform == "linux_x64":
-            assert wheels == [w.lstrip("./") for w in WHEELS]
-            assert any(w.startswith("wheels/pybullet-") and "manylinux" in w and "cp311" in w for w in wheels)
-            with zipfile.ZipFile(path) as zf:
-                assert zf.getinfo(wheels[0]).file_size == (ROOT / wheels[0]).stat().st_size
-            assert _zip_manifest(path)["build"]["generated"]["wheels"] == WHEELS
-        else:
-            assert wheels == [], f"{path.name} ships {wheels}"
-            assert _zip_manifest(path)["build"]["generated"]["wheels"] == []
+        tags = {"linux_x64": "manylinux", "windows_x64": "win_amd64",
+                "macos_arm64": "macosx_11_0_arm64", "macos_x64": "macosx_10_9_x86_64"}
+        # Every zip carries exactly its own platform's wheels; pybullet exists for Linux only.
+        expected = [w.lstrip("./") for w in WHEELS if tags[platform] in w]
+        assert wheels == expected, f"{path.name} ships {wheels}"
+        assert any(w.startswith("wheels/quadprog-") for w in wheels)
+        assert any(w.startswith("wheels/pybullet-") for w in wheels) == (platform == "linux_x64")
+        with zipfile.ZipFile(path) as zf:
+            for w in wheels:
+                assert zf.getinfo(w).file_size == (ROOT / w).stat().st_size
+        assert _zip_manifest(path)["build"]["generated"]["wheels"] == ["./" + w for w in expected]
 
 
 # --------------------------------------------------------------------------- install in Blender

@@ -41,10 +41,11 @@ def fetch_wheels(root: Path = ROOT) -> None:
         if target.exists():
             continue
         name, version = target.name.split("-")[:2]
+        platform = target.name[:-len(".whl")].split("-")[-1].split(".")[0]   # first platform tag
         target.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-             "--platform", "manylinux2014_x86_64", "--python-version", "3.11",
+             "--platform", platform, "--python-version", "3.11",
              "-d", str(target.parent), f"{name}=={version}"],
             check=True,
         )
