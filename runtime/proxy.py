@@ -20,19 +20,23 @@ class Joint:
 
 
 # Hips and the neck have no published 3CC parameters: they use Frey-Law's pooled "general" set.
+# tau_max: legs keep DeepMimic's limits; trunk, neck and arms are hand-set to roughly adult
+# maximal voluntary torques scaled to a 45 kg body (DeepMimic's 100 N*m shoulders would hold an
+# arm out at 10 % effort, so no arm would ever tire).  A simulation raises every default to what
+# the fresh motion needs (srb.calibrate_tau_max), so these are floors, not caps on the animation.
 DEFAULT_JOINTS: tuple[Joint, ...] = (
-    Joint("chest", 3, "trunk", "trunk", 200.0),
-    Joint("neck", 3, "general", "neck", 50.0),
+    Joint("chest", 3, "trunk", "trunk", 120.0),
+    Joint("neck", 3, "general", "neck", 15.0),
     Joint("right_hip", 3, "general", "legs", 200.0),
     Joint("right_knee", 1, "knee", "legs", 150.0),
     Joint("right_ankle", 3, "ankle", "legs", 90.0),
-    Joint("right_shoulder", 3, "shoulder", "arms", 100.0),
-    Joint("right_elbow", 1, "elbow", "arms", 60.0),
+    Joint("right_shoulder", 3, "shoulder", "arms", 35.0),
+    Joint("right_elbow", 1, "elbow", "arms", 40.0),
     Joint("left_hip", 3, "general", "legs", 200.0),
     Joint("left_knee", 1, "knee", "legs", 150.0),
     Joint("left_ankle", 3, "ankle", "legs", 90.0),
-    Joint("left_shoulder", 3, "shoulder", "arms", 100.0),
-    Joint("left_elbow", 1, "elbow", "arms", 60.0),
+    Joint("left_shoulder", 3, "shoulder", "arms", 35.0),
+    Joint("left_elbow", 1, "elbow", "arms", 40.0),
 )
 
 BODY_PARTS = ("legs", "arms", "trunk", "neck")
@@ -51,6 +55,14 @@ def dof_regions(joints: tuple[Joint, ...] = DEFAULT_JOINTS) -> list[str]:
 def dof_body_parts(joints: tuple[Joint, ...] = DEFAULT_JOINTS) -> list[str]:
     """Animator-facing body part of every DoF, in actuator order."""
     return [j.body_part for _, _, j in dof_table(joints)]
+
+
+def mirrored_dofs(joints: tuple[Joint, ...] = DEFAULT_JOINTS) -> list[tuple[int, int]]:
+    """(right, left) DoF index pairs of mirrored joints."""
+    table = dof_table(joints)
+    index = {(name, axis): d for d, (name, axis, _) in enumerate(table)}
+    return [(d, index[("left_" + name[len("right_"):], axis)])
+            for d, (name, axis, _) in enumerate(table) if name.startswith("right_")]
 
 
 def dof_tau_max(joints: tuple[Joint, ...] = DEFAULT_JOINTS, scale: float = 1.0) -> list[float]:

@@ -52,8 +52,8 @@ def simulate(
 
     ``seconds``: how much source motion to play (looping clips cycle; default one pass);
     ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
-    the clip's).  ``tau_max``: strength per DoF (N*m); by default, under fatigue, calibrated on
-    a fresh pass of the same clip (srb.calibrate_tau_max).  ``simulate_limbs``: trunk, neck
+    the clip's).  ``tau_max``: strength per DoF (N*m); by default calibrated on a fresh pass of
+    the same clip (srb.calibrate_tau_max), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  Deterministic: same inputs, bit-identical Take.
     """
@@ -76,8 +76,8 @@ def simulate(
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
     floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
-    if tau_max is None and model is not None and not floor_work:
-        tau_max = _calibrate(clip, source, ref, body, settings, height)
+    if tau_max is None and not floor_work:
+        tau_max = _calibrate(clip, source, ref, body, settings, height, simulate_limbs)
     if tau_max is not None:
         tau_max = np.asarray(tau_max, dtype=np.float64)
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
@@ -136,13 +136,19 @@ def simulate(
             limbs.close()
 
 
-def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float) -> np.ndarray:
+def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float,
+               with_limbs: bool) -> np.ndarray:
     """Strength from a fresh pass.  Loop cycles repeat, so two cycles tell as much as twenty."""
     if clip.loop and source.duration > 2.0 * clip.duration + 1e-9:
         short = clip.repeated(2.0 * clip.duration)
         with Kinematics(height) as kin:
             ref = srb.build_reference(short, kin.analyse(short), body)
-    return srb.calibrate_tau_max(ref, body, settings)
+    limbs = LimbSimulator(height) if with_limbs else None
+    try:
+        return srb.calibrate_tau_max(ref, body, settings, limbs=limbs)
+    finally:
+        if limbs is not None:
+            limbs.close()
 
 
 def _follow_reference(sim: srb.SrbSimulator, ref: srb.Reference) -> None:

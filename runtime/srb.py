@@ -504,19 +504,28 @@ def _flatten_foot(R: np.ndarray) -> np.ndarray:
 
 
 def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
-                      margin: float = 1.05) -> np.ndarray:
+                      margin: float = 1.05, limbs=None) -> np.ndarray:
     """Strength per DoF from the fresh motion (seed "Discovering Fatigued Movements", eq. 10):
     the largest torque met while performing the clip unfatigued, times ``margin``, never below
     the proxy's default; left and right take the larger of the pair so the body stays symmetric.
+    With ``limbs`` (a fresh LimbSimulator) the upper body is measured too, its motors allowed
+    three times the default while measuring.
 
     Why: a fresh character must be able to do what the animator keyed; fatigue then takes
     strength away from there, so its effect is graded instead of an arbitrary cliff."""
-    sim = SrbSimulator(ref, body, None, settings)
+    measuring = body
+    if limbs is not None:
+        generous = body.tau_max.copy()
+        generous[limbs.dofs] *= 3.0
+        from dataclasses import replace as _replace
+        measuring = _replace(body, tau_max=generous)
+        limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
+    sim = SrbSimulator(ref, measuring, None, settings, limbs=limbs)
     sim.peak_torque = np.zeros(len(body.tau_max))
     while sim.phase < ref.duration - 1e-9 and not sim.fallen and sim.time < 3.0 * ref.duration + 1.0:
         sim.step()
     peak = sim.peak_torque.copy()
-    for right, left in zip(body.leg_dofs[0], body.leg_dofs[1]):
+    for right, left in proxy.mirrored_dofs():
         peak[right] = peak[left] = max(peak[right], peak[left])
     return np.maximum(body.tau_max, margin * peak)
 
@@ -568,7 +577,8 @@ class SrbSimulator:
     def step(self) -> None:
         ref, s, body = self.ref, self.s, self.body
         phase = self.phase
-        rate = 0.0 if self.resting else self.tempo
+        holding = phase >= ref.duration - 1e-9          # past the end: hold the last pose still
+        rate = 0.0 if (self.resting or holding) else self.tempo
         r = self._next_sample if self._next_sample_phase == phase else ref.sample(phase)
         p_r = r.com
         if self.resting:

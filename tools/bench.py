@@ -36,7 +36,8 @@ def tired_schedule(fps: float = 30.0) -> schedule.FatigueSchedule:
 
 def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=None):
     sched = tired_schedule() if condition == "tired" else None
-    hold = 0.0 if clip.loop else 1.0
+    # Non-looping clips play to their end, then hold the last pose for the rest of the run.
+    hold = 0.0 if clip.loop else max(1.0, seconds - clip.duration)
     take = simulate.simulate(clip, sched, mode=mode, seconds=seconds, hold=hold, out_fps=30.0, push=push)
     return take
 
