@@ -44,6 +44,7 @@ class LimbSimulator:
         self.dofs = np.concatenate([np.arange(offsets[names.index(n)], offsets[names.index(n) + 1])
                                     for n in LIMB_JOINTS])
         self.joint_slots = [names.index(n) for n in LIMB_JOINTS]
+        self._last = np.zeros(len(self.dofs))   # torque applied last step, per limb DoF
         # Release PyBullet's default velocity motors so only our capped motors act.
         for j, sph in zip(self.joint_index, self.spherical):
             if sph:
@@ -84,7 +85,7 @@ class LimbSimulator:
             if sph:
                 positions.append(list(q))
                 velocities.append(list(target_vel[slot]))
-                forces.append(list(caps[k:k + 3]))
+                forces.append([self._ball_cap(caps[k:k + 3], self._last[k:k + 3])] * 3)
                 k += 3
             else:
                 positions.append([2.0 * np.arctan2(q[2], q[3])])
@@ -101,7 +102,19 @@ class LimbSimulator:
         for _ in range(substeps):
             p.stepSimulation(physicsClientId=c)
             applied += self._applied()
-        return applied / substeps
+        self._last = applied / substeps
+        return self._last
+
+    @staticmethod
+    def _ball_cap(caps: np.ndarray, last: np.ndarray) -> float:
+        """One force limit for a ball-joint motor (PyBullet takes a single limit for all three
+        axes): the largest torque along the direction the joint is pushing that keeps every
+        axis within its own cap (the per-axis box RC_d * tau_max_d, projected on that direction)."""
+        norm = float(np.sqrt(last @ last))
+        if norm < 1e-6:
+            return float(caps.min())
+        share = np.abs(last) / norm
+        return float(np.min(caps / np.maximum(share, 1e-9)))
 
     def _applied(self) -> np.ndarray:
         states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)

@@ -91,12 +91,17 @@ def head_pitch_deg(take: Take) -> float:
     return float(pitch[stance].mean()) if stance.any() else float(pitch.mean())
 
 
-def arm_elevation_deg(take: Take) -> float:
-    """Mean elevation (degrees) of both upper arms from hanging straight down."""
+def arm_elevation_series(take: Take) -> np.ndarray:
+    """Per frame, the mean elevation (degrees) of both upper arms from hanging straight down."""
     shoulders = [_joint_index("right_shoulder"), _joint_index("left_shoulder")]
     down = np.array([0.0, -1.0, 0.0])  # upper arm direction at rest, shoulder link frame
     arm = quat.rotate(take.clip.joint_rots[:, shoulders], down)
-    return float(np.degrees(np.arccos(np.clip(arm @ down, -1, 1))).mean())
+    return np.degrees(np.arccos(np.clip(arm @ down, -1, 1))).mean(axis=1)
+
+
+def arm_elevation_deg(take: Take) -> float:
+    """Mean elevation (degrees) of both upper arms from hanging straight down."""
+    return float(arm_elevation_series(take).mean())
 
 
 def min_residual_capacity(take: Take) -> float:

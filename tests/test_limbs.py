@@ -1,0 +1,49 @@
+"""Hybrid upper body: weak joints sag under gravity, strong ones hold, torques obey the caps."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from runtime import clip as C
+from runtime import metrics, proxy, quat, schedule, simulate
+
+
+def arms_out_clip(seconds: float = 6.0) -> C.Clip:
+    """Standing still with both arms raised forward to horizontal, held."""
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
+    frames = int(seconds * 30) + 1
+    joints = np.tile(walk.joint_rots[0], (frames, 1, 1))
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    for side in ("right_shoulder", "left_shoulder"):
+        joints[:, names.index(side)] = quat.from_axis_angle([0, 0, 1.0], np.pi / 2)  # forward, up
+    for side in ("right_elbow", "left_elbow"):
+        joints[:, names.index(side)] = quat.IDENTITY
+    return replace(walk, name="arms_out", fps=30.0, loop=False, root_pos=np.tile(walk.root_pos[0], (frames, 1)),
+                   root_rot=np.tile(walk.root_rot[0], (frames, 1)), joint_rots=joints)
+
+
+def test_tired_arms_sag_and_fresh_arms_hold():
+    clip = arms_out_clip()
+    fresh = simulate.simulate(clip, None, out_fps=30)
+    tired = simulate.simulate(clip, schedule.from_fitness(0.1, fps=30, time_scale=60), out_fps=30)
+    assert not fresh.fell and not tired.fell
+
+    def elevation(take):  # the final second
+        return float(metrics.arm_elevation_series(take)[-30:].mean())
+
+    assert elevation(fresh) > 80.0                  # a fresh shoulder holds the arm out
+    assert elevation(fresh) - elevation(tired) > 10.0   # a tired one lets it drop
+    arms = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "arms"]
+    assert tired.fatigue["RC"][-1, arms].min() < 0.5
+    # Applied shoulder/elbow torques stay within RC * tau_max of the step before (plus solver slack).
+    bound = tired.fatigue["RC"][:-1, arms] * tired.tau_max[arms]
+    assert np.all(np.abs(tired.torque[1:, arms]) <= bound + 0.02 * tired.tau_max[arms])
+
+
+def test_kinematic_upper_body_option_follows_the_reference():
+    clip = arms_out_clip(1.0)
+    take = simulate.simulate(clip, schedule.from_fitness(0.1, fps=30, time_scale=60), out_fps=30,
+                             simulate_limbs=False)
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    k = names.index("right_shoulder")
+    np.testing.assert_allclose(quat.angle_between(take.clip.joint_rots[:, k], clip.joint_rots[0, k]), 0, atol=1e-6)
