@@ -70,3 +70,46 @@ def all_action_fcurves(action) -> list:
             for bag in strip.channelbags:
                 curves.extend(bag.fcurves)
     return curves
+
+
+def new_fcurve(action, obj, data_path: str, index: int = 0, group: str = ""):
+    """A new F-curve in ``action`` animating ``obj`` (its slot's channel bag on 4.4+)."""
+    if hasattr(action, "slots"):
+        slot = object_slot(action, obj) or action.slots.new(id_type="OBJECT", name=obj.name)
+        layer = action.layers[0] if len(action.layers) else action.layers.new("Layer")
+        strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
+        bag = strip.channelbag(slot, ensure=True)
+        try:
+            return bag.fcurves.new(data_path, index=index, group_name=group)
+        except TypeError:
+            return bag.fcurves.new(data_path, index=index)
+    return action.fcurves.new(data_path, index=index, action_group=group)
+
+
+_KEY_FIELDS = (("co", 2, "f"), ("handle_left", 2, "f"), ("handle_right", 2, "f"), ("interpolation", 1, "i"),
+               ("handle_left_type", 1, "i"), ("handle_right_type", 1, "i"), ("easing", 1, "i"))
+
+
+def snapshot_fcurve(fc) -> dict:
+    """Everything needed to re-create F-curve ``fc`` elsewhere (keys, handles, interpolation)."""
+    import numpy as np
+
+    n = len(fc.keyframe_points)
+    snap = {"data_path": fc.data_path, "index": fc.array_index, "group": fc.group.name if fc.group else "",
+            "extrapolation": fc.extrapolation, "n": n}
+    for name, width, kind in _KEY_FIELDS:
+        buf = np.empty(n * width, dtype=np.float32 if kind == "f" else np.int32)
+        fc.keyframe_points.foreach_get(name, buf)
+        snap[name] = buf
+    return snap
+
+
+def paste_fcurve(snap: dict, action, obj):
+    """Re-create a ``snapshot_fcurve`` in ``action`` for ``obj`` (keys written with foreach_set)."""
+    fc = new_fcurve(action, obj, snap["data_path"], snap["index"], snap["group"])
+    fc.keyframe_points.add(snap["n"])
+    for name, _, _ in _KEY_FIELDS:
+        fc.keyframe_points.foreach_set(name, snap[name])
+    fc.extrapolation = snap["extrapolation"]
+    fc.update()
+    return fc

@@ -150,6 +150,8 @@ def worker_env(python: str) -> dict:
     old = env.get("PYTHONPATH")
     env["PYTHONPATH"] = os.pathsep.join(paths + ([old] if old else []))
     env["PYTHONUNBUFFERED"] = "1"
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # single-threaded sim
+        env[var] = "1"
     return env
 
 

@@ -33,7 +33,7 @@ class FatigueSettings(bpy.types.PropertyGroup):
         name="Mode",
         items=(
             ("SRB", "SRB", "Single-rigid-body balance with fatigue-limited legs and simulated limbs (default)"),
-            ("TORQUE", "Torque", "Whole-body torque control of the simulated proxy"),
+            ("TORQUE", "Torque", "Whole-body torque control of the simulated proxy (not available yet)"),
         ),
         default="SRB",
     )

@@ -599,7 +599,7 @@ def proxy_world_rotations(clip) -> dict:
 
 
 def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, source_frames=None,
-                   extra_channels=()):
+                   extra_channels=(), skip_prefixes=()):
     """Write ``clip`` onto ``obj``'s rig as the NEW action ``action_name`` (replaced if it exists).
 
     Mapped bones get the Clip's world rotations (the pelvis also its position); every other
@@ -609,7 +609,8 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
     from ``info.frame_start`` with ``keyframe_points.add`` + ``foreach_set``.  The action is not
     assigned to ``obj``.  ``extra_channels``: more curves to key on the same frames, as
     ``(data_path, index, group, values (T,))`` rows; they win over source channels of the same
-    path (the bake's per-bone ``fatigue`` / ``capacity`` curves).  Returns the action.
+    path (the bake's per-bone ``fatigue`` / ``capacity`` curves).  Source channels whose data path
+    starts with one of ``skip_prefixes`` are not copied.  Returns the action.
     """
     import time
 
@@ -685,7 +686,7 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
             if bname == pelvis and prop == "location" and new_loc is not None:
                 continue
             channels.append((path, index, group or bname, vals))
-        else:
+        elif not (skip_prefixes and path.startswith(tuple(skip_prefixes))):
             channels.append((path, index, group, vals))
     for name, Rb in new_rot.items():
         pb = obj.pose.bones[name]

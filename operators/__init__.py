@@ -1,5 +1,18 @@
 """Thin operators: validate the selection, call fatigue_addon, report one line."""
 import bpy
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+
+def _prefs(context):
+    from ..fatigue_addon import ADDON_ID
+
+    addon = context.preferences.addons.get(ADDON_ID)
+    return addon.preferences if addon is not None else None
+
+
+def _armature(context):
+    obj = context.active_object
+    return obj if obj is not None and obj.type == "ARMATURE" else None
 
 
 class FATIGUE_OT_check_rig(bpy.types.Operator):
@@ -25,7 +38,305 @@ class FATIGUE_OT_check_rig(bpy.types.Operator):
         return {"FINISHED"}
 
 
-classes = (FATIGUE_OT_check_rig,)
+# ============================================================================= rig mapping
+
+class FATIGUE_OT_detect_rig(bpy.types.Operator):
+    """Find which bone drives each joint of the simulated body (names, hierarchy, then geometry)"""
+
+    bl_idname = "fatigue.detect_rig"
+    bl_label = "Detect Rig"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        from ..fatigue_addon import bake, rigmap
+        from ..fatigue_addon.checks import BakeInputError
+
+        obj = _armature(context)
+        if obj is None:
+            self.report({"ERROR"}, "No active armature: select the character's armature")
+            return {"CANCELLED"}
+        try:
+            mapping = rigmap.detect_mapping(obj, strict=False)
+        except BakeInputError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        bake.store_mapping(obj.fatigue_settings, mapping)
+        if mapping.problems:
+            self.report({"WARNING"}, f"Mapped {len(mapping.required())} of {len(rigmap.HUMANOID_KEYS)} joints: "
+                                     f"{mapping.problems[0]}")
+        else:
+            self.report({"INFO"}, f"Mapped all {len(rigmap.HUMANOID_KEYS)} joints of '{obj.name}'")
+        return {"FINISHED"}
+
+
+class FATIGUE_OT_clear_mapping(bpy.types.Operator):
+    """Empty the rig mapping (the bake then detects it again)"""
+
+    bl_idname = "fatigue.clear_mapping"
+    bl_label = "Clear Mapping"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        obj = _armature(context)
+        if obj is None:
+            self.report({"ERROR"}, "No active armature: select the character's armature")
+            return {"CANCELLED"}
+        obj.fatigue_settings.mapping.clear()
+        return {"FINISHED"}
+
+
+def _mapping_from_rows(obj):
+    from ..fatigue_addon import bake, rigmap
+
+    rows = bake.settings_mapping(obj.fatigue_settings)
+    return rigmap.Mapping(bones=rows, armature=obj.name)
+
+
+class FATIGUE_OT_save_mapping(bpy.types.Operator, ExportHelper):
+    """Save the rig mapping as a JSON preset"""
+
+    bl_idname = "fatigue.save_mapping"
+    bl_label = "Save Mapping Preset"
+    filename_ext = ".json"
+    filter_glob: bpy.props.StringProperty(default="*.json", options={"HIDDEN"})
+
+    def execute(self, context):
+        from ..fatigue_addon import rigmap
+        from ..fatigue_addon.checks import BakeInputError
+
+        obj = _armature(context)
+        if obj is None:
+            self.report({"ERROR"}, "No active armature: select the character's armature")
+            return {"CANCELLED"}
+        mapping = _mapping_from_rows(obj)
+        if not len(mapping):
+            self.report({"ERROR"}, "The rig mapping is empty: press Detect Rig first")
+            return {"CANCELLED"}
+        try:
+            path = rigmap.save_mapping(mapping, self.filepath)
+        except BakeInputError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Saved rig mapping to {path}")
+        return {"FINISHED"}
+
+
+def _load_into(op, obj, path):
+    from ..fatigue_addon import bake, rigmap
+    from ..fatigue_addon.checks import BakeInputError
+
+    try:
+        preset = rigmap.load_mapping(path)
+        mapping = rigmap.apply_preset(obj, preset, strict=False)
+    except BakeInputError as exc:
+        op.report({"ERROR"}, str(exc))
+        return {"CANCELLED"}
+    bake.store_mapping(obj.fatigue_settings, mapping)
+    if mapping.problems:
+        op.report({"WARNING"}, mapping.problems[0])
+    else:
+        op.report({"INFO"}, f"Loaded rig mapping '{path.stem if hasattr(path, 'stem') else path}'")
+    return {"FINISHED"}
+
+
+class FATIGUE_OT_load_mapping(bpy.types.Operator, ImportHelper):
+    """Load a rig mapping preset (JSON) onto the active armature"""
+
+    bl_idname = "fatigue.load_mapping"
+    bl_label = "Load Mapping Preset"
+    bl_options = {"REGISTER", "UNDO"}
+    filename_ext = ".json"
+    filter_glob: bpy.props.StringProperty(default="*.json", options={"HIDDEN"})
+
+    def execute(self, context):
+        obj = _armature(context)
+        if obj is None:
+            self.report({"ERROR"}, "No active armature: select the character's armature")
+            return {"CANCELLED"}
+        return _load_into(self, obj, self.filepath)
+
+
+def _shipped_items(_self, _context):
+    from ..fatigue_addon import rigmap
+
+    return [(name, name.replace("_", " ").title(), str(path)) for name, path in rigmap.shipped_presets().items()]
+
+
+class FATIGUE_OT_load_shipped_mapping(bpy.types.Operator):
+    """Load one of the rig mapping presets shipped with the add-on"""
+
+    bl_idname = "fatigue.load_shipped_mapping"
+    bl_label = "Load Shipped Preset"
+    bl_options = {"REGISTER", "UNDO"}
+    bl_property = "preset"
+
+    preset: bpy.props.EnumProperty(name="Preset", items=_shipped_items)
+
+    def invoke(self, context, event):
+        context.window_manager.invoke_search_popup(self)
+        return {"RUNNING_MODAL"}
+
+    def execute(self, context):
+        from ..fatigue_addon import rigmap
+
+        obj = _armature(context)
+        if obj is None:
+            self.report({"ERROR"}, "No active armature: select the character's armature")
+            return {"CANCELLED"}
+        path = rigmap.shipped_presets().get(self.preset)
+        if path is None:
+            self.report({"ERROR"}, f"No shipped rig mapping preset '{self.preset}'")
+            return {"CANCELLED"}
+        return _load_into(self, obj, path)
+
+
+# ============================================================================= bake
+
+class FATIGUE_OT_bake_take(bpy.types.Operator):
+    """Simulate the active armature's action under muscle fatigue and bake the result as a new action
+    (<action>.fatigued), with per-bone fatigue curves and a heat colour on the skinned meshes"""
+
+    bl_idname = "fatigue.bake_take"
+    bl_label = "Bake Fatigued Take"
+    bl_options = {"REGISTER", "UNDO"}
+
+    _timer = None
+    _run = None
+    _job = None
+
+    # -- synchronous: F3 / scripts / blender -b ----------------------------------------------------
+    def execute(self, context):
+        from ..fatigue_addon import backend, bake
+        from ..fatigue_addon.checks import BakeInputError
+
+        obj = context.active_object
+        wm = context.window_manager
+        progress = bake.background_progress() if bpy.app.background else None
+        try:
+            report = bake.bake(context, obj, prefs=_prefs(context), progress=progress)
+        except backend.BakeCancelled as exc:
+            self.report({"WARNING"}, str(exc))
+            return {"CANCELLED"}
+        except BakeInputError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        wm.fatigue_bake_status = ""
+        self.report({"INFO"}, bake.summary(report))
+        return {"FINISHED"}
+
+    # -- interactive: modal timer, the simulation in a thread or worker, ESC cancels ---------------
+    def invoke(self, context, event):
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        from ..fatigue_addon import bake
+        from ..fatigue_addon.checks import BakeInputError
+
+        try:
+            self._job = bake.prepare(context, context.active_object)
+            self._run = bake.make_run(self._job, _prefs(context), threaded=True)
+            self._run.start()
+        except BakeInputError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        import time
+
+        self._t0 = time.perf_counter()
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        wm.fatigue_bake_status = f"Simulating ({self._job.backend.replace('_', ' ').lower()}) 0%  - ESC cancels"
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _finish(self, context):
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+        wm.fatigue_bake_status = ""
+        for area in context.screen.areas if context.screen else ():
+            area.tag_redraw()
+
+    def modal(self, context, event):
+        from ..fatigue_addon import bake
+        from ..fatigue_addon.checks import BakeInputError
+
+        if event.type == "ESC":
+            self._run.cancel()
+            self._finish(context)
+            self.report({"WARNING"}, "Bake cancelled: nothing was written")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        state, value = self._run.poll()
+        if state == "running":
+            wm = context.window_manager
+            wm.progress_update(int(100 * value))
+            wm.fatigue_bake_status = (f"Simulating ({self._job.backend.replace('_', ' ').lower()}) "
+                                      f"{int(100 * value)}%  - ESC cancels")
+            for area in context.screen.areas if context.screen else ():
+                if area.type == "VIEW_3D":
+                    area.tag_redraw()
+            return {"RUNNING_MODAL"}
+        import time
+
+        self._job.timings["simulate"] = time.perf_counter() - self._t0
+        self._finish(context)
+        if state == "cancelled":
+            self.report({"WARNING"}, "Bake cancelled: nothing was written")
+            return {"CANCELLED"}
+        if state == "error":
+            self.report({"ERROR"}, value)
+            return {"CANCELLED"}
+        try:
+            report = bake.write(context, self._job, value)
+        except BakeInputError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, bake.summary(report))
+        return {"FINISHED"}      # UNDO flag: the whole bake is this one undo step
+
+    def cancel(self, context):   # Blender closes the window / file while modal
+        if self._run is not None:
+            self._run.cancel()
+        self._finish(context)
+
+
+class FATIGUE_OT_switch_action(bpy.types.Operator):
+    """Switch the armature between the fatigued take and its source action"""
+
+    bl_idname = "fatigue.switch_action"
+    bl_label = "Switch Take / Source"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        from ..fatigue_addon import anim
+
+        obj = _armature(context)
+        if obj is None:
+            self.report({"ERROR"}, "No active armature: select the character's armature")
+            return {"CANCELLED"}
+        s = obj.fatigue_settings
+        if s.source_action is None or s.baked_action is None:
+            self.report({"ERROR"}, "Nothing baked yet: press Bake Fatigued Take first")
+            return {"CANCELLED"}
+        target = s.source_action if anim.active_action(obj) == s.baked_action else s.baked_action
+        anim.assign_action(obj, target)
+        self.report({"INFO"}, f"'{obj.name}' now plays '{target.name}'")
+        return {"FINISHED"}
+
+
+classes = (
+    FATIGUE_OT_check_rig,
+    FATIGUE_OT_detect_rig,
+    FATIGUE_OT_clear_mapping,
+    FATIGUE_OT_save_mapping,
+    FATIGUE_OT_load_mapping,
+    FATIGUE_OT_load_shipped_mapping,
+    FATIGUE_OT_bake_take,
+    FATIGUE_OT_switch_action,
+)
 
 
 def register():

@@ -1,5 +1,31 @@
-"""N-panel tab "Fatigue" in the 3D viewport."""
+"""N-panel tab "Fatigue" in the 3D viewport: settings, rig mapping, bake, last bake report."""
+import json
+
 import bpy
+
+
+def _armature(context):
+    obj = context.active_object
+    return obj if obj is not None and obj.type == "ARMATURE" else None
+
+
+class FATIGUE_UL_mapping(bpy.types.UIList):
+    """One row per proxy joint: its label and a bone picker over the armature's bones."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        from ..fatigue_addon import rigmap
+
+        obj = data.id_data
+        row = layout.row(align=True)
+        label = rigmap.KEY_LABELS.get(item.key, item.key)
+        required = item.key in rigmap.HUMANOID_KEYS
+        ok = bool(item.bone) and obj.type == "ARMATURE" and item.bone in obj.data.bones
+        split = row.split(factor=0.42)
+        split.label(text=label, icon="CHECKMARK" if ok else ("ERROR" if required else "DOT"))
+        if obj.type == "ARMATURE":
+            split.prop_search(item, "bone", obj.data, "bones", text="")
+        else:
+            split.prop(item, "bone", text="")
 
 
 class VIEW3D_PT_fatigue(bpy.types.Panel):
@@ -17,6 +43,8 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
             return
         settings = obj.fatigue_settings
         layout.prop(settings, "mode", expand=True)
+        if settings.mode == "TORQUE":
+            layout.label(text="Torque mode is not available yet", icon="ERROR")
         col = layout.column(align=True)
         col.prop(settings, "preset")
         col.prop(settings, "fitness")
@@ -27,10 +55,152 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
             sub.prop(settings, "F")
             sub.prop(settings, "R")
             sub.prop(settings, "r")
-        layout.operator("fatigue.check_rig", icon="ARMATURE_DATA")
+        status = context.window_manager.fatigue_bake_status
+        if status:
+            layout.label(text=status, icon="TIME")
+        row = layout.row(align=True)
+        row.scale_y = 1.4
+        row.operator("fatigue.bake_take", icon="RENDER_ANIMATION")
+        row = layout.row(align=True)
+        row.operator("fatigue.check_rig", icon="ARMATURE_DATA")
+        if settings.baked_action is not None:
+            row.operator("fatigue.switch_action", icon="ACTION", text="Take / Source")
 
 
-classes = (VIEW3D_PT_fatigue,)
+class VIEW3D_PT_fatigue_body(bpy.types.Panel):
+    bl_label = "Body"
+    bl_idname = "VIEW3D_PT_fatigue_body"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Fatigue"
+    bl_parent_id = "VIEW3D_PT_fatigue"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None
+
+    def draw(self, context):
+        layout = self.layout
+        s = context.active_object.fatigue_settings
+        layout.use_property_split = True
+        layout.prop(s, "use_rig_height")
+        sub = layout.row()
+        sub.enabled = not s.use_rig_height
+        sub.prop(s, "height")
+        layout.prop(s, "mass")
+        layout.label(text="Fitness per body part (x)")
+        col = layout.column(align=True)
+        for part in ("legs", "arms", "trunk", "neck"):
+            col.prop(s, f"fitness_{part}")
+
+
+class VIEW3D_PT_fatigue_mapping(bpy.types.Panel):
+    bl_label = "Rig Mapping"
+    bl_idname = "VIEW3D_PT_fatigue_mapping"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Fatigue"
+    bl_parent_id = "VIEW3D_PT_fatigue"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None
+
+    def draw(self, context):
+        layout = self.layout
+        obj = context.active_object
+        s = obj.fatigue_settings
+        row = layout.row(align=True)
+        row.operator("fatigue.detect_rig", icon="VIEWZOOM")
+        row.operator("fatigue.clear_mapping", icon="X", text="")
+        if len(s.mapping) == 0:
+            layout.label(text="Detected automatically at bake time", icon="INFO")
+        else:
+            layout.template_list("FATIGUE_UL_mapping", "", s, "mapping", s, "mapping_index", rows=6)
+        row = layout.row(align=True)
+        row.operator("fatigue.load_shipped_mapping", icon="PRESET", text="Preset")
+        row.operator("fatigue.load_mapping", icon="IMPORT", text="Load")
+        row.operator("fatigue.save_mapping", icon="EXPORT", text="Save")
+
+
+class VIEW3D_PT_fatigue_output(bpy.types.Panel):
+    bl_label = "Range & Output"
+    bl_idname = "VIEW3D_PT_fatigue_output"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Fatigue"
+    bl_parent_id = "VIEW3D_PT_fatigue"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None
+
+    def draw(self, context):
+        layout = self.layout
+        s = context.active_object.fatigue_settings
+        layout.prop(s, "use_custom_range")
+        row = layout.row(align=True)
+        if s.use_custom_range:
+            row.prop(s, "frame_start")
+            row.prop(s, "frame_end")
+        else:
+            row.label(text=f"Scene range {context.scene.frame_start}-{context.scene.frame_end}")
+        col = layout.column()
+        col.prop(s, "write_curves")
+        sub = col.column()
+        sub.enabled = s.write_curves
+        sub.prop(s, "heat_modifier")
+        sub.prop(s, "heat_material")
+
+
+class VIEW3D_PT_fatigue_report(bpy.types.Panel):
+    bl_label = "Last Bake"
+    bl_idname = "VIEW3D_PT_fatigue_report"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Fatigue"
+    bl_parent_id = "VIEW3D_PT_fatigue"
+
+    @classmethod
+    def poll(cls, context):
+        obj = _armature(context)
+        return obj is not None and bool(obj.fatigue_settings.last_report)
+
+    def draw(self, context):
+        layout = self.layout
+        try:
+            r = json.loads(context.active_object.fatigue_settings.last_report)
+        except ValueError:
+            layout.label(text="(unreadable report)")
+            return
+        col = layout.column(align=True)
+        col.label(text=f"{r['action']}: frames {r['take_frames'][0]}-{r['take_frames'][1]}", icon="ACTION")
+        col.label(text=f"Tempo: x{r['duration_stretch']:.2f} of the source ({r['mode']})")
+        col.label(text=f"Rests: {r['rests']}" + ("   FELL" if r.get("fell") else ""))
+        col.label(text=f"Residual help: {r['residual_force_max_n']:.0f} N, "
+                       f"{r['residual_moment_nm_mean']:.0f} N m mean moment")
+        box = layout.box().column(align=True)
+        box.label(text="Peak fatigue per body part")
+        for part, v in r["peak_fatigue"].items():
+            box.label(text=f"{part.capitalize()}: {v:.0%}")
+        t = r.get("timings", {})
+        layout.label(text=f"Blender {t.get('blender', 0):.2f} s, simulation {t.get('simulate', 0):.1f} s "
+                          f"({r.get('backend', '').replace('_', ' ').lower()})")
+        for w in r.get("warnings", [])[:3]:
+            layout.label(text=w, icon="ERROR")
+
+
+classes = (
+    FATIGUE_UL_mapping,
+    VIEW3D_PT_fatigue,
+    VIEW3D_PT_fatigue_body,
+    VIEW3D_PT_fatigue_mapping,
+    VIEW3D_PT_fatigue_output,
+    VIEW3D_PT_fatigue_report,
+)
 
 
 def register():

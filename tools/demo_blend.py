@@ -4,7 +4,8 @@
 ``build_demo(out_dir)`` builds, in a fresh scene: an armature with Mixamo bone names (so rig
 detection works without a preset), a simple skinned mesh (one 8-sided tube per bone, weighted to
 it), a DeepMimic clip written onto the rig as its action, fitness keyed from 1.0 at the first frame
-to 0.2 at the last; then presses Bake Fatigued Take (SRB mode, in this process), saves
+to 0.2 at the last (fatigue shown 60x faster than the published rates, so a 5 s take tires);
+then presses Bake Fatigued Take (SRB mode, in this process), saves
 ``demo_fatigued.blend`` and renders ``heat.png`` with Workbench (Solid shading, colour = the
 ``fatigue_color`` attribute) at a late frame.  Returns the report and the timings.
 """
@@ -207,7 +208,7 @@ def render_heat(mesh_obj, frame: int, path: Path, resolution=(480, 360)):
 
 
 def build_demo(out_dir, clip_name: str = "walk", seconds: float = 5.0, fitness=(1.0, 0.2),
-               render: bool = True) -> dict:
+               time_scale: float = 60.0, render: bool = True) -> dict:
     """Build, bake, save and render the demo.  Returns {report, timings, files}."""
     import bpy
 
@@ -226,6 +227,7 @@ def build_demo(out_dir, clip_name: str = "walk", seconds: float = 5.0, fitness=(
     write_clip(obj, clip, f"{clip_name}")
     n = int(round(clip.duration * scene.render.fps)) + 1
     scene.frame_start, scene.frame_end = 1, n
+    obj.fatigue_settings.time_scale = time_scale
     key_fitness(obj, 1, n, *fitness)
     bpy.context.view_layer.objects.active = obj
     t1 = time.perf_counter()

@@ -1,0 +1,438 @@
+"""Bake Fatigued Take: armature + action + keyed fitness -> Take -> a NEW action, curves, heat colour.
+
+Three phases, so that bad input and failed or cancelled simulations write nothing:
+
+1. ``prepare``  (reads only): checks, rig mapping, retarget ``action -> Clip``, fatigue schedule
+   from the keyed fitness (or F, R, r) per frame and per body part.
+2. the simulation (``backend``: in this process or a worker process), given ``job.request``.
+3. ``write``: ``<source>.fatigued`` (replaced on a re-bake) with the simulated pose, per-bone
+   ``fatigue`` (MF) and ``capacity`` (RC) curves, the heat-colour modifier, the report.  The
+   source action is never modified: it moves to a muted NLA track ("Fatigue source") so it stays
+   in the file, and the new action is assigned (with its slot on 4.4+).  A failure here removes
+   what this phase created.
+
+``bake()`` runs all three synchronously (``blender -b``, tests, tools/demo_blend.py); the
+operator runs phase 2 from a modal timer.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from ..runtime import fatigue_params, proxy
+from . import anim, backend, checks, heat, retarget, rigmap
+from .checks import BakeInputError
+
+SUFFIX = ".fatigued"
+NLA_TRACK = "Fatigue source"
+MAX_STRETCH = 3.0        # runtime.simulate.MAX_STRETCH: a take is at most this many times its source
+MAX_RATE = 1000.0        # runtime.fatigue.MAX_RATE
+BODY_PARTS = proxy.BODY_PARTS
+
+
+@dataclass
+class BakeJob:
+    obj_name: str
+    source: str                 # source action name
+    mapping: dict               # key -> bone
+    frame_start: int
+    frame_end: int
+    fps: float
+    request: dict               # simulate() arguments: clip, schedule, mode, height, mass
+    info: object                # retarget.RetargetInfo
+    timings: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    backend: str = "IN_PROCESS"
+    settings_curves: list = field(default_factory=list)   # snapshots of the keyed fatigue_settings curves
+
+
+# ============================================================================= settings helpers
+
+def settings_mapping(settings) -> dict:
+    return {row.key: row.bone for row in settings.mapping if row.key and row.bone}
+
+
+def store_mapping(settings, mapping) -> None:
+    bones = dict(mapping.bones) if isinstance(mapping, rigmap.Mapping) else dict(mapping)
+    settings.mapping.clear()
+    for key in rigmap.ALL_KEYS:
+        row = settings.mapping.add()
+        row.key = key
+        row.bone = bones.get(key, "")
+    settings.mapping_index = 0
+
+
+def resolve_mapping(obj, settings) -> dict:
+    """The mapping the bake uses: the panel's rows when filled in, else auto-detected (strict)."""
+    rows = settings_mapping(settings)
+    if not rows:
+        return dict(rigmap.detect_mapping(obj, strict=True).bones)
+    m = rigmap.Mapping(bones=rows, sources={k: "user" for k in rows}, armature=obj.name)
+    problems = rigmap.validate_mapping(obj, m)
+    if problems:
+        p = problems[0]
+        if p.startswith("not humanoid: "):
+            raise rigmap.RigMappingError(f"'{obj.name}' does not look like a humanoid ({p[len('not humanoid: '):]}): "
+                                         f"pick a two-legged character's armature or fix the Rig Mapping list")
+        raise rigmap.RigMappingError(f"Rig mapping: {p}: fix it in the Rig Mapping list (or press Detect Rig)")
+    return rows
+
+
+def bake_range(scene, settings) -> tuple[int, int]:
+    if settings.use_custom_range:
+        return int(settings.frame_start), int(settings.frame_end)
+    return int(scene.frame_start), int(scene.frame_end)
+
+
+def source_action(obj, settings):
+    """The action to bake from: the assigned one, or the last bake's source when its take is assigned."""
+    active = anim.active_action(obj)
+    src = settings.source_action
+    if active is not None and src is not None and active == settings.baked_action and src != active:
+        return src
+    if active is not None and active.name.endswith(SUFFIX):
+        orig = bpy.data.actions.get(active.name[: -len(SUFFIX)])
+        if orig is not None:
+            return orig
+    return active
+
+
+@contextmanager
+def _assigned(obj, action):
+    """Temporarily assign ``action`` (restores the previous action and slot afterwards)."""
+    ad = obj.animation_data
+    prev = ad.action if ad is not None else None
+    if prev == action:
+        yield
+        return
+    prev_slot = getattr(ad, "action_slot", None)
+    anim.assign_action(obj, action)
+    try:
+        yield
+    finally:
+        anim.assign_action(obj, prev, prev_slot)
+
+
+# ============================================================================= schedule
+
+def _sample(curves: dict, obj, settings, prop: str, frames: np.ndarray) -> np.ndarray:
+    """Per-frame values of ``settings.<prop>``: its F-curve in the source action, else the value."""
+    fc = curves.get(f"fatigue_settings.{prop}")
+    if fc is None:
+        return np.full(len(frames), float(getattr(settings, prop)))
+    ev = fc.evaluate
+    return np.fromiter((ev(f) for f in frames.tolist()), dtype=np.float64, count=len(frames))
+
+
+def _check_finite(label: str, values: np.ndarray, frames: np.ndarray, lo: float, hi: float, lo_open=False):
+    bad = ~np.isfinite(values) | (values > hi) | ((values <= lo) if lo_open else (values < lo))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        rng = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
+        raise BakeInputError(f"{label} is {values[i]!r} at frame {int(frames[i])}: key a number in {rng} "
+                             f"there (Graph Editor) or in the Fatigue panel")
+
+
+def settings_curves(obj, source):
+    """The keyed ``fatigue_settings.*`` F-curves that drive the schedule: those of the assigned action
+    when it has any (the animator edits what they see, also on a baked take), else the source's."""
+    def curves_of(action, slot_handle):
+        if action is None:
+            return []
+        return [fc for fc in retarget._action_curves(action, slot_handle)
+                if fc.data_path.startswith("fatigue_settings.") and not fc.mute]
+
+    active = anim.active_action(obj)
+    slot = getattr(obj.animation_data, "action_slot", None) if obj.animation_data else None
+    found = curves_of(active, slot.handle if slot is not None else None)
+    if found or active == source:
+        return found
+    src_slot = anim.object_slot(source, obj)
+    return curves_of(source, src_slot.handle if src_slot is not None else None)
+
+
+def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: float):
+    """FatigueSchedule for a take starting at ``frame_start``: the keyed values (``curves``, F-curves
+    of ``fatigue_settings.*``) for ``frames`` take frames (the source range stretched by up to
+    MAX_STRETCH, since a tired take is longer)."""
+    from ..runtime import schedule as rschedule
+    from ..runtime.fatigue import FatigueParameterError
+
+    curves = {fc.data_path: fc for fc in curves if fc.array_index == 0}
+    f = frame_start + np.arange(frames, dtype=np.float64)
+    parts = proxy.dof_body_parts()
+    mult = {}
+    for part in BODY_PARTS:
+        m = _sample(curves, obj, settings, f"fitness_{part}", f)
+        _check_finite(f"{part.capitalize()} fitness multiplier", m, f, 0.0, 10.0)
+        mult[part] = m
+    M = np.stack([mult[p] for p in parts], axis=1)                     # (frames, dofs)
+    ts = _sample(curves, obj, settings, "time_scale", f)
+    _check_finite("Fatigue speed-up", ts, f, 0.0, 10000.0, lo_open=True)
+    init = float(settings.initial_fatigue)
+    if not (math.isfinite(init) and 0.0 <= init < 1.0):
+        raise BakeInputError(f"Starting fatigue is {init!r}: set a number from 0 to 0.95 in the Fatigue panel")
+    try:
+        if settings.preset == "CUSTOM":
+            F = _sample(curves, obj, settings, "F", f)
+            R = _sample(curves, obj, settings, "R", f)
+            r = _sample(curves, obj, settings, "r", f)
+            _check_finite("F (fatigue rate)", F, f, 0.0, MAX_RATE, lo_open=True)
+            _check_finite("R (recovery rate)", R, f, 0.0, MAX_RATE, lo_open=True)
+            _check_finite("r (rest multiplier)", r, f, 0.0, MAX_RATE, lo_open=True)
+            # a body part's multiplier m > 1 makes it fitter: tires m times slower, recovers m times faster
+            Md = np.maximum(M, 1e-3)
+            return rschedule.from_parameters((F * ts)[:, None] / Md, (R * ts)[:, None] * Md, r, fps,
+                                             initial_fatigue=init)
+        fit = _sample(curves, obj, settings, "fitness", f)
+        _check_finite("Fitness", fit, f, 0.0, 1.0)
+        fit_dof = np.clip(fit[:, None] * M, 0.0, 1.0)
+        if np.all(ts == ts[0]):
+            return rschedule.from_fitness(fit_dof, fps, float(ts[0]), init)
+        p = fatigue_params.dof_parameters(fit_dof, 1.0)
+        return rschedule.from_parameters(p["F"] * ts[:, None], p["R"] * ts[:, None], p["r"], fps,
+                                         LD=p["LD"], LR=p["LR"], initial_fatigue=init)
+    except (FatigueParameterError, ValueError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BakeInputError(f"{msg}: fix the fatigue settings in the Fatigue panel") from None
+
+
+# ============================================================================= phase 1: prepare
+
+def prepare(context, obj, backend_choice: str = "IN_PROCESS") -> BakeJob:
+    """Check the input and build the simulation request.  Reads only; BakeInputError on bad input."""
+    t0 = time.perf_counter()
+    scene = context.scene
+    if obj is None:
+        raise BakeInputError("No active object: select the character's armature")
+    if obj.type != "ARMATURE":
+        raise BakeInputError(f"'{obj.name}' is a {obj.type.lower()}, not an armature: select the character's armature")
+    settings = obj.fatigue_settings
+    if settings.mode == "TORQUE":
+        raise BakeInputError("Torque mode is not available yet: set Mode to SRB in the Fatigue panel")
+    start, end = bake_range(scene, settings)
+    if settings.use_custom_range and end <= start:
+        raise BakeInputError(f"Custom frame range {start}-{end} is empty: set End after Start in the Fatigue "
+                             f"panel (Range & Output)")
+    source = source_action(obj, settings)
+    if source is None:
+        raise BakeInputError(f"Armature '{obj.name}' has no action: assign one in the Action Editor")
+    keyed = settings_curves(obj, source)
+    with _assigned(obj, source):
+        checks.check_armature(obj, scene, (start, end))
+        mapping = resolve_mapping(obj, settings)
+        if settings.use_rig_height:
+            height = retarget.rig_height(obj)
+            if not (0.5 <= height <= 3.0):
+                raise BakeInputError(f"'{obj.name}' is {height:.2f} m tall in its rest pose: apply its scale "
+                                     f"(Ctrl A) or untick Height from rig and set a height of 0.5-3 m")
+        else:
+            height = float(settings.height)
+            if not (math.isfinite(height) and 0.5 <= height <= 3.0):
+                raise BakeInputError(f"Height is {height!r} m: set 0.5 to 3 m in the Fatigue panel")
+        mass = float(settings.mass)
+        if not (math.isfinite(mass) and 10.0 <= mass <= 300.0):
+            raise BakeInputError(f"Mass is {mass!r} kg: set 10 to 300 kg in the Fatigue panel")
+        t1 = time.perf_counter()
+        clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height)
+        t2 = time.perf_counter()
+        n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
+        schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
+    t3 = time.perf_counter()
+    request = {"clip": clip, "schedule": schedule, "mode": settings.mode.lower(), "height": height, "mass": mass}
+    return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
+                   fps=info.fps, request=request, info=info, warnings=list(info.warnings),
+                   timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
+                   backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed])
+
+
+def make_run(job: BakeJob, prefs=None, threaded: bool = True):
+    """The backend run for ``job`` following the preferences (``prefs``: backend, worker_python)."""
+    choice = backend.choose(getattr(prefs, "backend", "AUTO") if prefs is not None else "AUTO")
+    job.backend = choice
+    if choice == "WORKER":
+        python = backend.worker_python(getattr(prefs, "worker_python", "") if prefs is not None else "")
+        return backend.WorkerRun(job.request, python)
+    return backend.InProcessRun(job.request, threaded=threaded)
+
+
+# ============================================================================= phase 3: write
+
+def joint_curves(take) -> dict:
+    """Joint key -> (fatigue (T,), capacity (T,)): max MF / min RC over the joint's DoFs, in [0, 1]."""
+    table = proxy.dof_table()
+    out = {}
+    MF = np.asarray(take.fatigue["MF"], dtype=np.float64)
+    RC = np.asarray(take.fatigue["RC"], dtype=np.float64)
+    for j in proxy.DEFAULT_JOINTS:
+        cols = [d for d, (name, _, _) in enumerate(table) if name == j.name]
+        out[j.name] = (np.clip(MF[:, cols].max(axis=1), 0.0, 1.0), np.clip(RC[:, cols].min(axis=1), 0.0, 1.0))
+    return out
+
+
+def _ensure_bone_props(obj, bones, undo):
+    for name in bones:
+        pb = obj.pose.bones[name]
+        for prop, default, desc in (("fatigue", 0.0, "Fatigued share of this joint's muscles (0 fresh, 1 exhausted)"),
+                                    ("capacity", 1.0, "Share of this joint's strength still available")):
+            if prop not in pb.keys():
+                pb[prop] = default
+                undo.append(lambda pb=pb, prop=prop: pb.pop(prop, None))
+            try:
+                pb.id_properties_ui(prop).update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0, description=desc)
+            except (TypeError, AttributeError):
+                pass
+
+
+def _keep_source_in_nla(obj, source, undo):
+    """Keep the source action in the file and one click away: a muted NLA track holding it."""
+    ad = obj.animation_data
+    for track in ad.nla_tracks:
+        if any(s.action == source for s in track.strips):
+            return
+    track = ad.nla_tracks.new()
+    track.name = NLA_TRACK
+    try:
+        strip = track.strips.new(source.name, int(source.frame_range[0]), source)
+        slot = anim.object_slot(source, obj)
+        if slot is not None and hasattr(strip, "action_slot") and strip.action_slot != slot:
+            strip.action_slot = slot
+    except RuntimeError:
+        ad.nla_tracks.remove(track)
+        source.use_fake_user = True       # fallback: at least it survives saving
+        return
+    track.mute = True
+    undo.append(lambda ad=ad, track=track: ad.nla_tracks.remove(track))
+
+
+def write(context, job: BakeJob, take) -> dict:
+    """Write the take onto the armature.  Returns the report (also stored on the object)."""
+    t0 = time.perf_counter()
+    obj = bpy.data.objects.get(job.obj_name)
+    if obj is None or obj.type != "ARMATURE":
+        raise BakeInputError(f"the armature '{job.obj_name}' is gone: nothing was written; bake again")
+    source = bpy.data.actions.get(job.source)
+    if source is None:
+        raise BakeInputError(f"the source action '{job.source}' is gone: nothing was written; bake again")
+    settings = obj.fatigue_settings
+    name = job.source + SUFFIX
+    existed = bpy.data.actions.get(name)
+    T = take.frames
+    curves = joint_curves(take)
+    extra = []
+    bones_with_curves = []
+    if settings.write_curves:
+        for key, (fat, cap) in curves.items():
+            bone = job.mapping.get(key)
+            if not bone:
+                continue
+            esc = bpy.utils.escape_identifier(bone)
+            extra.append((f'pose.bones["{esc}"]["fatigue"]', 0, bone, fat))
+            extra.append((f'pose.bones["{esc}"]["capacity"]', 0, bone, cap))
+            bones_with_curves.append(bone)
+    source_frames = job.frame_start + np.asarray(take.reference_time, dtype=np.float64) * job.fps
+    undo = []
+    meshes = []
+    prev_action = anim.active_action(obj)
+    prev_slot = getattr(obj.animation_data, "action_slot", None)
+    try:
+        _ensure_bone_props(obj, bones_with_curves, undo)
+        action = retarget.clip_to_action(obj, job.mapping, take.clip, job.info, name, source_frames,
+                                         extra_channels=extra, skip_prefixes=("fatigue_settings.",))
+        for snap in job.settings_curves:       # the keyed fitness, as keyed, on the take's timeline
+            anim.paste_fcurve(snap, action, obj)
+        if existed is None:
+            undo.append(lambda a=action: bpy.data.actions.remove(a))
+        _keep_source_in_nla(obj, source, undo)
+        anim.assign_action(obj, action)
+        if settings.write_curves and settings.heat_modifier:
+            meshes = heat.apply(obj, bones_with_curves, heat.skinned_meshes(obj), settings.heat_material, undo)
+        if not settings_mapping(settings):
+            store_mapping(settings, job.mapping)
+        settings.source_action = source
+        settings.baked_action = action
+    except Exception:
+        for fn in reversed(undo):
+            try:
+                fn()
+            except Exception:
+                pass
+        anim.assign_action(obj, prev_action, prev_slot)
+        raise
+    t1 = time.perf_counter()
+    job.timings["write"] = t1 - t0
+    report = make_report(job, take, action, meshes)
+    settings.last_report = json.dumps(report)
+    return report
+
+
+def make_report(job: BakeJob, take, action, meshes) -> dict:
+    rests = [e for e in take.events if e.get("kind") == "rest"]
+    rf = np.asarray(take.residual_force, dtype=np.float64)
+    stats = {k: float(v) for k, v in take.stats.items()}
+    timings = dict(job.timings)
+    timings["blender"] = sum(v for k, v in timings.items() if k in ("check", "read", "schedule", "write"))
+    return {
+        "armature": job.obj_name,
+        "action": action.name,
+        "source": job.source,
+        "mode": take.mode,
+        "backend": job.backend,
+        "source_frames": [job.frame_start, job.frame_end],
+        "frames": int(take.frames),
+        "take_frames": [job.frame_start, job.frame_start + int(take.frames) - 1],
+        "fps": float(job.fps),
+        "height": float(job.request["height"]),
+        "mass": float(job.request["mass"]),
+        "duration_stretch": float(take.duration_stretch()),
+        "peak_fatigue": take.peak_fatigue_by(proxy.dof_body_parts()),
+        "rests": len(rests),
+        "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
+        "fell": bool(take.fell),
+        "residual_force_max_n": float(np.linalg.norm(rf, axis=1).max()) if rf.size else 0.0,
+        "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
+        "notes": dict(take.notes),
+        "warnings": list(job.warnings),
+        "meshes": list(meshes),
+        "stats": stats,
+        "timings": timings,
+    }
+
+
+def summary(report: dict) -> str:
+    """One line for the operator's INFO report."""
+    peak = max(report["peak_fatigue"].items(), key=lambda kv: kv[1]) if report["peak_fatigue"] else ("-", 0.0)
+    return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
+            f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
+            + (", FELL" if report["fell"] else ""))
+
+
+# ============================================================================= all three, synchronously
+
+def bake(context, obj, prefs=None, progress=None, cancel=None) -> dict:
+    """Prepare, simulate (in this thread, or waiting on the worker) and write.  Returns the report;
+    raises BakeInputError (incl. BakeCancelled, BackendError) with nothing written."""
+    job = prepare(context, obj)
+    run = make_run(job, prefs, threaded=False)
+    t0 = time.perf_counter()
+    take = backend.run_sync(run, progress, cancel)
+    job.timings["simulate"] = time.perf_counter() - t0
+    return write(context, job, take)
+
+
+def background_progress(prefix: str = "Fatigue bake"):
+    """A progress callback printing one line per 10 %."""
+    last = [-1]
+
+    def progress(fraction: float) -> None:
+        step = int(fraction * 10 + 1e-9)
+        if step > last[0]:
+            last[0] = step
+            print(f"{prefix}: {step * 10}%", flush=True)
+    return progress
