@@ -177,9 +177,14 @@ def demo_blend_step(out: Path) -> bool:
         return True
     print("== Bake in Blender (bpy module): bundled rig -> demo_fatigued.blend + heat.png")
     result = demo_blend.build_demo(out)
-    for key, value in result.items():
-        print(f"  {key}: {value}")
-    return True
+    for label, group in (("timing (s)", result.get("timings", {})), ("report", result.get("report", {}))):
+        if isinstance(group, dict):
+            for key, value in group.items():
+                shown = f"{value:.3g}" if isinstance(value, float) else value
+                print(f"  {label}: {key} = {shown}")
+    for path in result.get("files", {}).values():
+        print(f"wrote {path}")
+    return all(Path(p).exists() for p in result.get("files", {}).values())
 
 
 def cmd_bench(argv: list[str]) -> int:
