@@ -11,22 +11,40 @@ def active_action(obj):
     return ad.action if ad is not None else None
 
 
+def action_curves(action, slot_handle=None) -> list:
+    """F-curves of ``action`` for the slot with ``slot_handle`` (first object slot if None)."""
+    if action is None:
+        return []
+    layers = getattr(action, "layers", None)
+    if layers is None or getattr(action, "is_action_legacy", False):
+        return list(getattr(action, "fcurves", []))
+    slot = None
+    for s in action.slots:
+        if slot_handle is not None and s.handle == slot_handle:
+            slot = s
+            break
+    if slot is None:
+        slot = next((s for s in action.slots if s.target_id_type in ("OBJECT", "UNSPECIFIED")), None)
+    if slot is None:
+        return []
+    curves = []
+    for layer in layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                curves.extend(bag.fcurves)
+    return curves
+
+
 def action_fcurves(obj) -> list:
     """F-curves that animate ``obj`` through its assigned action (and slot, where slotted)."""
     action = active_action(obj)
     if action is None:
         return []
+    if getattr(action, "layers", None) is None or getattr(action, "is_action_legacy", False):
+        return list(getattr(action, "fcurves", []))
     slot = getattr(obj.animation_data, "action_slot", None)
-    layers = getattr(action, "layers", None)
-    if layers is not None and slot is not None and len(layers) > 0:
-        curves = []
-        for layer in layers:
-            for strip in layer.strips:
-                bag = strip.channelbag(slot)
-                if bag is not None:
-                    curves.extend(bag.fcurves)
-        return curves
-    return list(getattr(action, "fcurves", []))
+    return action_curves(action, slot.handle) if slot is not None else []
 
 
 def animated_bones(obj) -> set:

@@ -145,7 +145,7 @@ def settings_curves(obj, source):
     def curves_of(action, slot_handle):
         if action is None:
             return []
-        return [fc for fc in retarget._action_curves(action, slot_handle)
+        return [fc for fc in anim.action_curves(action, slot_handle)
                 if fc.data_path.startswith("fatigue_settings.") and not fc.mute]
 
     active = anim.active_action(obj)

@@ -218,31 +218,6 @@ def _twist_off_axis(q: np.ndarray) -> np.ndarray:
 
 # ============================================================================= reading the source
 
-def _action_curves(action, slot_handle=None) -> list:
-    """F-curves of ``action`` for the slot with ``slot_handle`` (first object slot if None)."""
-    if action is None:
-        return []
-    layers = getattr(action, "layers", None)
-    if layers is None or getattr(action, "is_action_legacy", False):
-        return list(getattr(action, "fcurves", []))
-    slot = None
-    for s in action.slots:
-        if slot_handle is not None and s.handle == slot_handle:
-            slot = s
-            break
-    if slot is None:
-        slot = next((s for s in action.slots if s.target_id_type in ("OBJECT", "UNSPECIFIED")), None)
-    if slot is None:
-        return []
-    curves = []
-    for layer in layers:
-        for strip in layer.strips:
-            bag = strip.channelbag(slot)
-            if bag is not None:
-                curves.extend(bag.fcurves)
-    return curves
-
-
 def _unescape(name: str) -> str:
     return name.replace('\\"', '"').replace("\\\\", "\\")
 
@@ -481,7 +456,7 @@ def _rest_geometry(obj, bones: dict, proxy_height: float) -> dict:
 # ============================================================================= forward: action -> Clip
 
 def _sample_world_fcurves(obj, action, slot_handle, bones: dict, frames: np.ndarray, O: np.ndarray):
-    curves = _action_curves(action, slot_handle)
+    curves = anim.action_curves(action, slot_handle)
     names = sorted(set(bones[k] for k in rigmap.HUMANOID_KEYS))
     order = _closure(obj, names)
     needed = set(order)
@@ -641,7 +616,7 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
     pelvis_world = ((clip.root_pos - info.root_offset) / s) @ A        # A^-1 v for row vectors
 
     # source channels at the sampled frames
-    samples = _sample_curves(_action_curves(source, info.slot_handle), src)
+    samples = _sample_curves(anim.action_curves(source, info.slot_handle), src)
     chans = _bone_channels(samples)
     mapped = {bones[k]: k for k in rigmap.HUMANOID_KEYS}
     order = _closure(obj, list(mapped))
