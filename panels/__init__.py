@@ -28,6 +28,20 @@ class FATIGUE_UL_mapping(bpy.types.UIList):
             split.prop(item, "bone", text="")
 
 
+class _FatigueSubPanel:
+    """Shared placement of the collapsed sub-panels under the Fatigue tab (armatures only)."""
+
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Fatigue"
+    bl_parent_id = "VIEW3D_PT_fatigue"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None
+
+
 class VIEW3D_PT_fatigue(bpy.types.Panel):
     bl_label = "Fatigued Takes"
     bl_idname = "VIEW3D_PT_fatigue"
@@ -67,18 +81,9 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
             row.operator("fatigue.switch_action", icon="ACTION", text="Take / Source")
 
 
-class VIEW3D_PT_fatigue_body(bpy.types.Panel):
+class VIEW3D_PT_fatigue_body(_FatigueSubPanel, bpy.types.Panel):
     bl_label = "Body"
     bl_idname = "VIEW3D_PT_fatigue_body"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Fatigue"
-    bl_parent_id = "VIEW3D_PT_fatigue"
-    bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        return _armature(context) is not None
 
     def draw(self, context):
         layout = self.layout
@@ -95,18 +100,9 @@ class VIEW3D_PT_fatigue_body(bpy.types.Panel):
             col.prop(s, f"fitness_{part}")
 
 
-class VIEW3D_PT_fatigue_mapping(bpy.types.Panel):
+class VIEW3D_PT_fatigue_mapping(_FatigueSubPanel, bpy.types.Panel):
     bl_label = "Rig Mapping"
     bl_idname = "VIEW3D_PT_fatigue_mapping"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Fatigue"
-    bl_parent_id = "VIEW3D_PT_fatigue"
-    bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        return _armature(context) is not None
 
     def draw(self, context):
         layout = self.layout
@@ -125,18 +121,9 @@ class VIEW3D_PT_fatigue_mapping(bpy.types.Panel):
         row.operator("fatigue.save_mapping", icon="EXPORT", text="Save")
 
 
-class VIEW3D_PT_fatigue_output(bpy.types.Panel):
+class VIEW3D_PT_fatigue_output(_FatigueSubPanel, bpy.types.Panel):
     bl_label = "Range & Output"
     bl_idname = "VIEW3D_PT_fatigue_output"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Fatigue"
-    bl_parent_id = "VIEW3D_PT_fatigue"
-    bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        return _armature(context) is not None
 
     def draw(self, context):
         layout = self.layout
