@@ -84,7 +84,7 @@ def simulate(
             raise SimulationError(f"tau_max must be {body.tau_max.size} positive numbers")
         body = replace(body, tau_max=tau_max)
     limbs = None
-    if simulate_limbs and not floor_work:
+    if simulate_limbs:
         limbs = LimbSimulator(height)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
@@ -99,7 +99,9 @@ def simulate(
     }
     if floor_work:
         notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
-                                    "feet, which foot contacts alone cannot carry (no centroidal dynamics)")
+                                    "feet, which foot contacts alone cannot carry (no centroidal dynamics, "
+                                    "leg torques not simulated; the upper body works against gravity only, "
+                                    "floor contacts on hands, knees or back are not simulated)")
 
     max_time = MAX_STRETCH * ref.duration + hold + 1.0
     frames: list[tuple] = []
@@ -152,16 +154,29 @@ def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, set
 
 
 def _follow_reference(sim: srb.SrbSimulator, ref: srb.Reference) -> None:
-    """Floor work: the body follows the reference; time and tempo still advance."""
+    """Floor work: the pelvis follows the reference; time and tempo still advance, and the upper
+    body (when simulated) still works against gravity under its fatigued caps."""
     sim.phase = min(sim.phase + sim.tempo * sim.dt, ref.duration)
     r = ref.sample(sim.phase)
     sim.p = r.com.copy()
     sim.v = r.com_vel.copy()
     sim.q = r.rot.copy()
-    sim.time += sim.dt
     for k, foot in enumerate(sim.feet):
         foot.stance = bool(r.contact[k])
         foot.offset = np.zeros(3)
+    torque = np.zeros(len(sim.body.tau_max))
+    if sim.limbs is not None:
+        R = srb._qmat(r.rot)
+        root_rot = quat.multiply(r.rot, r.root_rel)
+        caps = sim.body.tau_max[sim.limbs.dofs]
+        if sim.fatigue is not None:
+            caps = caps * sim.fatigue.model.residual_capacity[sim.limbs.dofs]
+        torque[sim.limbs.dofs] = sim.limbs.step(r.com + R @ r.root_offset, root_rot, r.com_acc,
+                                                r.joints, r.joint_vel, caps, sim.dt)
+    if sim.fatigue is not None:
+        torque = sim.fatigue.step_torque(torque, sim.body.tau_max, sim.time, sim.dt)
+    sim.torque = torque
+    sim.time += sim.dt
 
 
 def _record(sim: srb.SrbSimulator, ref: srb.Reference, floor_work: bool) -> tuple:
@@ -176,6 +191,8 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
     if floor_work:
         root_pos, root_rot, joints = ref.clip.sample_many(phase)
         contacts = np.array([ref.sample(ph).contact for ph in phase], dtype=bool)
+        if sim.limbs is not None:
+            joints[:, sim.limbs.joint_slots] = np.array([st[6] for st in states])
     else:
         root_pos, root_rot, joints, contacts = sim.poses(states)
     clip = Clip(
