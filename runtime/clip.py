@@ -138,14 +138,16 @@ class Clip:
 
     def root_angular_velocity(self) -> np.ndarray:
         """(T, 3) world angular velocity of the root."""
-        return _angular_velocity(self.root_rot, self.fps, world=True)
+        return angular_velocity(self.root_rot, self.fps, world=True)
 
     def joint_angular_velocities(self) -> np.ndarray:
         """(T, J, 3) local angular velocities of every joint (child frame)."""
-        return _angular_velocity(self.joint_rots, self.fps, world=False)
+        return angular_velocity(self.joint_rots, self.fps, world=False)
 
 
-def _angular_velocity(q: np.ndarray, fps: float, world: bool) -> np.ndarray:
+def angular_velocity(q: np.ndarray, fps: float, world: bool) -> np.ndarray:
+    """Angular velocity (rad/s) of rotations q sampled at fps along axis 0 (central differences):
+    in the world frame, or in each rotation's own (child) frame."""
     q = quat.make_continuous(q)
     nxt = np.concatenate([q[1:], q[-1:]], axis=0)
     prv = np.concatenate([q[:1], q[:-1]], axis=0)

@@ -24,7 +24,7 @@ import numpy as np
 import quadprog
 
 from . import proxy, quat
-from .clip import Clip, Y_UP_TO_Z_UP
+from .clip import Y_UP_TO_Z_UP, Clip, angular_velocity
 from .kinematics import ClipKinematics, Kinematics
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -142,10 +142,6 @@ class Reference:
         i = min(int(x), self.clip.frames - 2)
         return i, x - i
 
-    def lerp(self, arr: np.ndarray, phase: float) -> np.ndarray:
-        i, a = self.index(phase)
-        return (1.0 - a) * arr[i] + a * arr[i + 1]
-
     def sample(self, phase: float) -> "RefSample":
         """Everything the controller reads at ``phase``, from two packed tables (one lerp each)."""
         tables = self.__dict__.get("_tables")
@@ -196,7 +192,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     com_acc = np.gradient(com_vel, dt, axis=0)
     m = ck.link_mass
     link_vel = np.gradient(ck.link_pos, dt, axis=0)
-    link_w = _world_angular_velocity(ck.link_rot, clip.fps)
+    link_w = angular_velocity(ck.link_rot, clip.fps, world=True)
     # Angular momentum about the COM: point masses plus each link's spin.
     r = ck.link_pos - com[:, None]
     L = np.einsum("l,tlk->tk", m, np.cross(r, link_vel - com_vel[:, None]))
@@ -217,7 +213,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
         nxt = quat.normalize(quat.multiply(quat.from_rotvec(w * dt), rot[t]))
         rot[t + 1] = quat.slerp(nxt, clip.root_rot[t + 1], pull) if grounded[t] else nxt
     rot = quat.make_continuous(rot)
-    ang_vel = _world_angular_velocity(rot, clip.fps)
+    ang_vel = angular_velocity(rot, clip.fps, world=True)
     ang_acc = np.gradient(ang_vel, dt, axis=0)
     inv = quat.conjugate(rot)
     root_offset = quat.rotate(inv, clip.root_pos - com)
@@ -244,16 +240,6 @@ REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the 
 
 def kin_scale(body: "Body") -> float:
     return body.height / proxy.DEFAULT_HEIGHT
-
-
-def _world_angular_velocity(q: np.ndarray, fps: float) -> np.ndarray:
-    q = quat.make_continuous(q)
-    nxt = np.concatenate([q[1:], q[-1:]])
-    prv = np.concatenate([q[:1], q[:-1]])
-    span = np.full(q.shape[0], 2.0)
-    span[0] = span[-1] = 1.0
-    d = quat.multiply(nxt, quat.conjugate(prv))
-    return quat.to_rotvec(d) * (fps / span.reshape((-1,) + (1,) * (q.ndim - 1)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -571,7 +557,6 @@ class SrbSimulator:
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self.peak_torque = None     # set to zeros to track the largest |torque| per DoF
-        self.standing_com = ref.standing_com
 
     # -- one step ----------------------------------------------------------------------------
     def step(self) -> None:
@@ -749,7 +734,7 @@ class SrbSimulator:
             return
         height = self.p[2] - self.ref.floor
         tilted = self.s.orientation == "dynamic" and float(quat.angle_between(self.q, q_r)) > 1.2
-        if height < 0.45 * self.standing_com or tilted:
+        if height < 0.45 * self.ref.standing_com or tilted:
             self.fallen = True
             self.events.append({"time": self.time, "kind": "fall", "frame": int(round(self.time * 30))})
 
