@@ -130,6 +130,10 @@ def simulate(
             last_report = pct
             progress(pct / 100.0)
     frames.append(_record(sim, ref, floor_work))
+    if sim.phase < ref.duration - 1e-9 and not sim.fallen:
+        sim.events.append({"time": sim.time, "kind": "stopped",
+                           "reason": f"the take reached {MAX_STRETCH:g}x the source length; the last "
+                                     f"{ref.duration - sim.phase:.1f} s of the source were not played"})
     wall = _time.perf_counter() - wall0
     try:
         return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)

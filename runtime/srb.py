@@ -454,6 +454,8 @@ class SrbSettings:
     rest_rc: float = 0.35         # ... below which the character stops to rest
     resume_rc: float = 0.7        # ... it resumes once every leg DoF is back above this
     min_tempo: float = 0.35
+    rest_stall: float = 1.5       # s without recovery (RC +0.01) after which a rest ends anyway
+    min_motion_between_rests: float = 0.5   # s of source motion before the next rest
     early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
     contact_height: float = 0.02  # m: sole corners this close to the floor carry load
     # "reference": the body's orientation follows the momentum-consistent reference and only
@@ -554,6 +556,7 @@ class SrbSimulator:
         self.events: list[dict] = []
         self.fallen = False
         self.residual_moment = np.zeros(3)
+        self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self.peak_torque = None     # set to zeros to track the largest |torque| per DoF
@@ -704,7 +707,7 @@ class SrbSimulator:
 
     def _update_tempo(self) -> None:
         """Tempo rule: slow down as the loaded leg DoFs lose capacity; rest when they cannot
-        carry the motion, resume when every leg DoF has recovered."""
+        carry the motion, resume when every leg DoF has recovered or recovery has stalled."""
         if self.fatigue is None:
             return
         s = self.s
@@ -714,17 +717,26 @@ class SrbSimulator:
         rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
         frame = int(round(self.time * 30))
         if self.resting:
-            if float(rc.min()) >= s.resume_rc:
+            weakest = float(rc.min())
+            if weakest > self._rest_best + 0.01:
+                self._rest_best, self._rest_best_time = weakest, self.time
+            stalled = self.time - self._rest_best_time > s.rest_stall
+            if weakest >= s.resume_rc or stalled:
+                # Recovered, or standing no longer helps (the stance itself costs what recovery
+                # gives back): carry on slowly; rest again only after some of the motion.
                 self.resting = False
-                self.events.append({"time": self.time, "frame": frame, "kind": "resume"})
+                self._no_rest_before = self.phase + s.min_motion_between_rests
+                self.events.append({"time": self.time, "frame": frame, "kind": "resume",
+                                    "reason": "recovered" if weakest >= s.resume_rc else "recovery stalled"})
             return
         self.tempo = float(np.clip((rc_eff - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo, 1.0))
         # Rest only where a person can: both feet down, upright, hips over the feet (until then
         # the motion goes on at the slowest tempo).
         i, a = self.ref.index(self.phase)
         restful = bool(self.ref.restful[i + (1 if a > 0.5 else 0)])
-        if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful:
+        if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and self.phase >= self._no_rest_before:
             self.resting = True
+            self._rest_best, self._rest_best_time = float(rc.min()), self.time
             self.events.append({"time": self.time, "frame": frame, "kind": "rest"})
 
     def _check_fall(self, q_r) -> None:

@@ -144,3 +144,18 @@ def test_progress_and_cancel():
 def test_bad_simulation_input_names_the_fix(kwargs, match):
     with pytest.raises(simulate.SimulationError, match=match):
         simulate.simulate(load("walk"), None, seconds=0.5, **kwargs)
+
+
+def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
+    walk = load("walk")
+    take = simulate.simulate(walk, schedule.from_fitness(0.05, fps=30, time_scale=60), seconds=8.0, out_fps=30)
+    assert not take.fell
+    kinds = [e["kind"] for e in take.events]
+    assert "rest" in kinds and "resume" in kinds
+    assert metrics.recovers_in_rests(take) is True
+    assert take.duration_stretch() > 1.3          # slower, with pauses: longer than the source
+    assert metrics.phase_rate_mean(take) < 0.8
+    # During a rest the source does not advance.
+    rest = next(e for e in take.events if e["kind"] == "rest")
+    start = rest["frame"]
+    assert take.reference_time[start + 10] == pytest.approx(take.reference_time[start], abs=1e-9)
