@@ -23,12 +23,20 @@ SOLVER_ITERATIONS = 10
 class LimbSimulator:
     """Upper body of the proxy; ``step`` advances it by one SRB step in ``substeps`` pieces."""
 
-    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0):
+    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0, mass: float = proxy.DEFAULT_MASS):
         import pybullet
 
         self.p = pybullet
         self.client = pybullet.connect(pybullet.DIRECT)
         self.body, links = proxy.load_body(self.client, height, fixed_base=True)
+        # The URDF's link masses describe a 45 kg body; the character's mass scales every link (and
+        # its inertia), so a heavier character's arms weigh what the SRB and tau_max assume.
+        ratio = mass / proxy.DEFAULT_MASS
+        for j in range(-1, pybullet.getNumJoints(self.body, physicsClientId=self.client)):
+            info = pybullet.getDynamicsInfo(self.body, j, physicsClientId=self.client)
+            pybullet.changeDynamics(self.body, j, mass=info[0] * ratio,
+                                    localInertiaDiagonal=[v * ratio for v in info[2]],
+                                    physicsClientId=self.client)
         self.dt = 1.0 / rate
         pybullet.setTimeStep(self.dt, physicsClientId=self.client)
         # Ten solver iterations track as well as PyBullet's default fifty here (measured: joint

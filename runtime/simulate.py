@@ -77,7 +77,7 @@ def simulate(
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
     floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
     if tau_max is None and not floor_work:
-        tau_max = _calibrate(clip, source, ref, body, settings, height, simulate_limbs)
+        tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs)
     if tau_max is not None:
         tau_max = np.asarray(tau_max, dtype=np.float64)
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
@@ -85,7 +85,7 @@ def simulate(
         body = replace(body, tau_max=tau_max)
     limbs = None
     if simulate_limbs:
-        limbs = LimbSimulator(height)
+        limbs = LimbSimulator(height, mass=mass)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
     sim.need_torques = False
@@ -143,13 +143,13 @@ def simulate(
 
 
 def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float,
-               with_limbs: bool) -> np.ndarray:
+               mass: float, with_limbs: bool) -> np.ndarray:
     """Strength from a fresh pass.  Loop cycles repeat, so two cycles tell as much as twenty."""
     if clip.loop and source.duration > 2.0 * clip.duration + 1e-9:
         short = clip.repeated(2.0 * clip.duration)
         with Kinematics(height) as kin:
             ref = srb.build_reference(short, kin.analyse(short), body)
-    limbs = LimbSimulator(height) if with_limbs else None
+    limbs = LimbSimulator(height, mass=mass) if with_limbs else None
     try:
         return srb.calibrate_tau_max(ref, body, settings, limbs=limbs)
     finally:

@@ -49,3 +49,16 @@ def test_kinematic_upper_body_option_follows_the_reference():
     names = [j.name for j in proxy.DEFAULT_JOINTS]
     k = names.index("right_shoulder")
     np.testing.assert_allclose(quat.angle_between(take.clip.joint_rots[:, k], clip.joint_rots[0, k]), 0, atol=1e-6)
+
+
+def test_the_upper_body_weighs_what_the_character_weighs():
+    import pybullet
+
+    from runtime.limbs import LimbSimulator
+
+    for mass in (45.0, 90.0):
+        limbs = LimbSimulator(mass=mass)
+        total = sum(pybullet.getDynamicsInfo(limbs.body, j, physicsClientId=limbs.client)[0]
+                    for j in range(-1, pybullet.getNumJoints(limbs.body, physicsClientId=limbs.client)))
+        limbs.close()
+        assert total == pytest.approx(mass, rel=1e-6)
