@@ -132,6 +132,7 @@ class Reference:
     floor: float
     standing_com: float       # COM height above the floor when standing upright
     restful: np.ndarray       # (T,) frames where a tired character can stop and rest
+    support_reach: float      # largest horizontal COM-to-stance-ankle distance the clip itself uses
 
     @property
     def duration(self) -> float:
@@ -227,15 +228,20 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     hips = ck.joint_pos[:, [ck.link_names.index(f"{s}_hip") for s in SIDES]].mean(axis=1)
     over_feet = np.linalg.norm((hips - ankle.mean(axis=1))[:, :2], axis=1) < REST_HIP_OFFSET * kin_scale(body)
     restful = both & (com[:, 2] - ck.floor_height >= 0.95 * standing) & over_feet
+    reach = np.linalg.norm((com[:, None, :2] - ankle[:, :, :2]), axis=2)          # (T, 2)
+    reach = np.where(ck.foot_contact, reach, np.inf).min(axis=1)
+    support_reach = float(reach[np.isfinite(reach)].max()) if np.isfinite(reach).any() else 0.5
     return Reference(
         clip=clip, kin=ck, com=com, com_vel=com_vel, com_acc=com_acc, rot=rot, ang_vel=ang_vel,
         ang_acc=ang_acc, momentum_rate=np.gradient(L, dt, axis=0), root_offset=root_offset, root_rel=quat.make_continuous(root_rel),
         ankle=ankle, foot_rot=ck.link_rot[:, idx], contact=ck.foot_contact,
-        floor=ck.floor_height, standing_com=standing, restful=restful,
+        floor=ck.floor_height, standing_com=standing, restful=restful, support_reach=support_reach,
     )
 
 
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
+BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
+LOST_BALANCE_TIME = 0.25 # s off balance before it counts as a fall
 
 
 def kin_scale(body: "Body") -> float:
@@ -557,6 +563,7 @@ class SrbSimulator:
         self.fallen = False
         self.residual_moment = np.zeros(3)
         self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
+        self._support, self._off_balance = [], 0.0
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self.peak_torque = None     # set to zeros to track the largest |torque| per DoF
@@ -593,7 +600,7 @@ class SrbSimulator:
         root_R = R @ _qmat(r.root_rel)
         root_pos = self.p + R @ r.root_offset
         jump_to = None
-        corner_blocks, row_blocks, legs = [], [], []
+        corner_blocks, row_blocks, legs, support = [], [], [], []
         n_c = 0
         for k, foot in enumerate(self.feet):
             ankle_r = r.ankle[k]
@@ -639,6 +646,7 @@ class SrbSimulator:
                     row_blocks.append(leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], corners))
                 legs.append((k, n_c, len(corners)))
                 corner_blocks.append(corners)
+                support.append(ankle[:2])
                 n_c += len(corners)
         if jump_to is not None and jump_to > self.phase:
             self.phase = jump_to
@@ -703,6 +711,7 @@ class SrbSimulator:
         self.time += self.dt
         self._update_tempo()
         self.phase = next_phase
+        self._support = support
         self._check_fall(r.rot)
 
     def _update_tempo(self) -> None:
@@ -740,13 +749,20 @@ class SrbSimulator:
             self.events.append({"time": self.time, "frame": frame, "kind": "rest"})
 
     def _check_fall(self, q_r) -> None:
-        """Fallen: the COM sank below 45 % of its standing height, or (simulated rotation only)
-        the body tilted more than 70 degrees away from the reference."""
+        """Fallen: the COM sank below 45 % of its standing height; or it stayed further from every
+        foot on the ground than the clip itself ever goes (plus a margin) for LOST_BALANCE_TIME,
+        which with the orientation following the reference is how a push topples the body; or
+        (simulated rotation only) the body tilted more than 70 degrees away from the reference."""
         if self.fallen:
             return
         height = self.p[2] - self.ref.floor
         tilted = self.s.orientation == "dynamic" and float(quat.angle_between(self.q, q_r)) > 1.2
-        if height < 0.45 * self.ref.standing_com or tilted:
+        if self._support:
+            reach = min(float(np.linalg.norm(self.p[:2] - xy)) for xy in self._support)
+            limit = self.ref.support_reach + BALANCE_MARGIN * kin_scale(self.body)
+            self._off_balance = self._off_balance + self.dt if reach > limit else 0.0
+        lost = self._off_balance >= LOST_BALANCE_TIME
+        if height < 0.45 * self.ref.standing_com or tilted or lost:
             self.fallen = True
             self.events.append({"time": self.time, "kind": "fall", "frame": int(round(self.time * 30))})
 

@@ -159,3 +159,13 @@ def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
     rest = next(e for e in take.events if e["kind"] == "rest")
     start = rest["frame"]
     assert take.reference_time[start + 10] == pytest.approx(take.reference_time[start], abs=1e-9)
+
+
+def test_a_huge_push_topples_the_body_and_a_small_one_does_not():
+    walk = load("walk")
+    small = simulate.simulate(walk, None, seconds=3.0, push=(1.5, 0.2, np.array([0.0, 200.0, 0.0])),
+                              simulate_limbs=False)
+    huge = simulate.simulate(walk, None, seconds=3.0, push=(1.5, 0.2, np.array([0.0, 4000.0, 0.0])),
+                             simulate_limbs=False)
+    assert not small.fell
+    assert huge.fell and 1.5 < next(e["time"] for e in huge.events if e["kind"] == "fall") < 3.0
