@@ -15,6 +15,14 @@ def _armature(context):
     return obj if obj is not None and obj.type == "ARMATURE" else None
 
 
+def _armature_or_report(op, context):
+    """The active armature, or None after telling the user (one line) what to select."""
+    obj = _armature(context)
+    if obj is None:
+        op.report({"ERROR"}, "No active armature: select the character's armature")
+    return obj
+
+
 class FATIGUE_OT_check_rig(bpy.types.Operator):
     """Check that the active armature has an action the fatigue bake can use"""
 
@@ -51,9 +59,8 @@ class FATIGUE_OT_detect_rig(bpy.types.Operator):
         from ..fatigue_addon import bake, rigmap
         from ..fatigue_addon.checks import BakeInputError
 
-        obj = _armature(context)
+        obj = _armature_or_report(self, context)
         if obj is None:
-            self.report({"ERROR"}, "No active armature: select the character's armature")
             return {"CANCELLED"}
         try:
             mapping = rigmap.detect_mapping(obj, strict=False)
@@ -77,9 +84,8 @@ class FATIGUE_OT_clear_mapping(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        obj = _armature(context)
+        obj = _armature_or_report(self, context)
         if obj is None:
-            self.report({"ERROR"}, "No active armature: select the character's armature")
             return {"CANCELLED"}
         obj.fatigue_settings.mapping.clear()
         return {"FINISHED"}
@@ -104,9 +110,8 @@ class FATIGUE_OT_save_mapping(bpy.types.Operator, ExportHelper):
         from ..fatigue_addon import rigmap
         from ..fatigue_addon.checks import BakeInputError
 
-        obj = _armature(context)
+        obj = _armature_or_report(self, context)
         if obj is None:
-            self.report({"ERROR"}, "No active armature: select the character's armature")
             return {"CANCELLED"}
         mapping = _mapping_from_rows(obj)
         if not len(mapping):
@@ -149,9 +154,8 @@ class FATIGUE_OT_load_mapping(bpy.types.Operator, ImportHelper):
     filter_glob: bpy.props.StringProperty(default="*.json", options={"HIDDEN"})
 
     def execute(self, context):
-        obj = _armature(context)
+        obj = _armature_or_report(self, context)
         if obj is None:
-            self.report({"ERROR"}, "No active armature: select the character's armature")
             return {"CANCELLED"}
         return _load_into(self, obj, self.filepath)
 
@@ -179,9 +183,8 @@ class FATIGUE_OT_load_shipped_mapping(bpy.types.Operator):
     def execute(self, context):
         from ..fatigue_addon import rigmap
 
-        obj = _armature(context)
+        obj = _armature_or_report(self, context)
         if obj is None:
-            self.report({"ERROR"}, "No active armature: select the character's armature")
             return {"CANCELLED"}
         path = rigmap.shipped_presets().get(self.preset)
         if path is None:
@@ -313,9 +316,8 @@ class FATIGUE_OT_switch_action(bpy.types.Operator):
     def execute(self, context):
         from ..fatigue_addon import anim
 
-        obj = _armature(context)
+        obj = _armature_or_report(self, context)
         if obj is None:
-            self.report({"ERROR"}, "No active armature: select the character's armature")
             return {"CANCELLED"}
         s = obj.fatigue_settings
         if s.source_action is None or s.baked_action is None:
