@@ -376,6 +376,17 @@ def generic_rig(frames=20):
     return TestRig("generic", obj, exp, animated, ["Spine.001", "hand.l"])
 
 
+def rigify_names() -> dict:
+    """Template role -> Rigify metarig bone name."""
+    n = {"pelvis": "spine", "spine1": "spine.001", "spine2": "spine.002", "chest": "spine.003",
+         "neck": "spine.004", "head": "spine.006"}
+    for s in ("L", "R"):
+        n.update({f"clav_{s}": f"shoulder.{s}", f"uparm_{s}": f"upper_arm.{s}", f"forearm_{s}": f"forearm.{s}",
+                  f"hand_{s}": f"hand.{s}", f"thigh_{s}": f"thigh.{s}", f"shin_{s}": f"shin.{s}",
+                  f"foot_{s}": f"foot.{s}", f"toe_{s}": f"toe.{s}"})
+    return n
+
+
 def rigify_metarig(frames=20):
     """Rigify's human metarig (the real one when the rigify add-on is in the wheel)."""
     try:
@@ -386,13 +397,7 @@ def rigify_metarig(frames=20):
         for pb in obj.pose.bones:
             pb.rotation_mode = "QUATERNION"
     except Exception:   # no rigify in this Blender: a metarig-named armature of our own
-        n = {"pelvis": "spine", "spine1": "spine.001", "spine2": "spine.002", "chest": "spine.003",
-             "neck": "spine.004", "head": "spine.006"}
-        for s in ("L", "R"):
-            n.update({f"clav_{s}": f"shoulder.{s}", f"uparm_{s}": f"upper_arm.{s}", f"forearm_{s}": f"forearm.{s}",
-                      f"hand_{s}": f"hand.{s}", f"thigh_{s}": f"thigh.{s}", f"shin_{s}": f"shin.{s}",
-                      f"foot_{s}": f"foot.{s}", f"toe_{s}": f"toe.{s}"})
-        obj = build_armature("metarig", _std_rows(template("A"), n), connect=True)
+        obj = build_armature("metarig", _std_rows(template("A"), rigify_names()), connect=True)
     exp = {"pelvis": "spine", "chest": "spine.003", "neck": "spine.004",
            "right_hip": "thigh.R", "right_knee": "shin.R", "right_ankle": "foot.R",
            "right_shoulder": "upper_arm.R", "right_elbow": "forearm.R",
@@ -406,12 +411,7 @@ def rigify_metarig(frames=20):
 def rigify_generated_like():
     """Bones named like a generated Rigify rig: DEF- (deforming), ORG- copies, MCH- helpers and
     control bones (torso, hips, thigh_fk.L ...).  The DEF- chain must win."""
-    n = {"pelvis": "spine", "spine1": "spine.001", "spine2": "spine.002", "chest": "spine.003",
-         "neck": "spine.004", "head": "spine.006"}
-    for s in ("L", "R"):
-        n.update({f"clav_{s}": f"shoulder.{s}", f"uparm_{s}": f"upper_arm.{s}", f"forearm_{s}": f"forearm.{s}",
-                  f"hand_{s}": f"hand.{s}", f"thigh_{s}": f"thigh.{s}", f"shin_{s}": f"shin.{s}",
-                  f"foot_{s}": f"foot.{s}", f"toe_{s}": f"toe.{s}"})
+    n = rigify_names()
     j = template("T")
     rows = []
     for prefix in ("ORG-", "DEF-", "MCH-"):
