@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..runtime import fatigue_params, proxy
+from ..runtime import fatigue_params, metrics, proxy
 from . import anim, backend, checks, heat, retarget, rigmap
 from .checks import BakeInputError
 
@@ -50,6 +50,78 @@ class BakeJob:
     warnings: list = field(default_factory=list)
     backend: str = "IN_PROCESS"
     settings_curves: list = field(default_factory=list)   # snapshots of the keyed fatigue_settings curves
+    take_name: str = ""         # the action to write (default <source>.fatigued)
+
+
+# ============================================================================= script / batch options
+
+@dataclass(frozen=True)
+class BakeOptions:
+    """What a script, ``blender -b`` or ``./fatigue bake`` asks for on top of the armature's Fatigue
+    settings; ``None`` keeps the setting.  The settings themselves are never changed, so the file
+    stays as the animator left it and several variants can be baked from it."""
+    action: str | None = None        # bake this action instead of the assigned one
+    frame_start: int | None = None
+    frame_end: int | None = None
+    preset: str | None = None        # a fitness preset name or "Fresh" (case-insensitive)
+    fitness: float | None = None
+    F: float | None = None
+    R: float | None = None
+    r: float | None = None
+    time_scale: float | None = None  # default 1 (rates as given) when F, R, r are given
+    mode: str | None = None          # "srb" or "torque"
+    take_name: str | None = None     # the new action's name (default <source>.fatigued)
+
+    def settings_overrides(self, settings) -> dict:
+        """Fatigue-settings property -> value for this bake.  BakeInputError names a bad option."""
+        out = {}
+        rates = {k: getattr(self, k) for k in ("F", "R", "r")}
+        given = [k for k, v in rates.items() if v is not None]
+        if given and len(given) < 3:
+            raise BakeInputError(f"only {', '.join(given)} given: give F, R and r together")
+        if given and (self.preset is not None or self.fitness is not None):
+            raise BakeInputError("give either a preset / fitness or F, R and r, not both")
+        if self.preset is not None:
+            names = {n.lower(): n for n in fatigue_params.PRESETS}
+            key = str(self.preset).strip().lower()
+            if key == "fresh":
+                out["preset"] = "FRESH"
+            elif key in names:
+                p = fatigue_params.preset(names[key])
+                out.update(preset=p.name, fitness=p.fitness, time_scale=p.time_scale,
+                           initial_fatigue=p.initial_fatigue)
+            else:
+                raise BakeInputError(f"unknown preset '{self.preset}': use one of "
+                                     f"{', '.join(['Fresh', *fatigue_params.PRESETS])}")
+        if self.fitness is not None:
+            if out.get("preset") == "FRESH":
+                raise BakeInputError("the Fresh preset has no fitness: drop one of preset and fitness")
+            out["fitness"] = float(self.fitness)
+            if out.get("preset") is None and settings.preset in ("CUSTOM", "FRESH"):
+                out["preset"] = fatigue_params.DEFAULT_PRESET
+        if given:
+            out.update(preset="CUSTOM", time_scale=1.0, **{k: float(v) for k, v in rates.items()})
+        if self.time_scale is not None:
+            out["time_scale"] = float(self.time_scale)
+        if self.mode is not None:
+            mode = str(self.mode).strip().upper()
+            if mode not in ("SRB", "TORQUE"):
+                raise BakeInputError(f"unknown mode '{self.mode}': use srb or torque")
+            out["mode"] = mode
+        return out
+
+
+class _SettingsView:
+    """The armature's fatigue settings with some values replaced for one bake (read only)."""
+
+    def __init__(self, settings, overrides: dict):
+        self._settings = settings
+        self._overrides = overrides
+
+    def __getattr__(self, name):
+        if name in self._overrides:
+            return self._overrides[name]
+        return getattr(self._settings, name)
 
 
 # ============================================================================= settings helpers
@@ -164,6 +236,8 @@ def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: fl
     from ..runtime import schedule as rschedule
     from ..runtime.fatigue import FatigueParameterError
 
+    if settings.preset == "FRESH":
+        return None                 # fatigue off: the physics alone
     curves = {fc.data_path: fc for fc in curves if fc.array_index == 0}
     f = frame_start + np.arange(frames, dtype=np.float64)
     parts = proxy.dof_body_parts()
@@ -205,25 +279,43 @@ def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: fl
 
 # ============================================================================= phase 1: prepare
 
-def prepare(context, obj, backend_choice: str = "IN_PROCESS") -> BakeJob:
-    """Check the input and build the simulation request.  Reads only; BakeInputError on bad input."""
+def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptions | None = None) -> BakeJob:
+    """Check the input and build the simulation request.  Reads only; BakeInputError on bad input.
+    ``options`` (scripts, batch) override the armature's settings for this bake only."""
     t0 = time.perf_counter()
     scene = context.scene
+    options = options or BakeOptions()
     if obj is None:
         raise BakeInputError("No active object: select the character's armature")
     if obj.type != "ARMATURE":
         raise BakeInputError(f"'{obj.name}' is a {obj.type.lower()}, not an armature: select the character's armature")
-    settings = obj.fatigue_settings
+    overrides = options.settings_overrides(obj.fatigue_settings)
+    settings = _SettingsView(obj.fatigue_settings, overrides)
     if settings.mode == "TORQUE":
         raise BakeInputError("Torque mode is not available yet: set Mode to SRB in the Fatigue panel")
     start, end = bake_range(scene, settings)
-    if settings.use_custom_range and end <= start:
+    if options.frame_start is not None or options.frame_end is not None:
+        start = int(options.frame_start) if options.frame_start is not None else start
+        end = int(options.frame_end) if options.frame_end is not None else end
+        if end <= start:
+            raise BakeInputError(f"frames {start}:{end} are empty: give an end frame after the start frame")
+    elif settings.use_custom_range and end <= start:
         raise BakeInputError(f"Custom frame range {start}-{end} is empty: set End after Start in the Fatigue "
                              f"panel (Range & Output)")
-    source = source_action(obj, settings)
+    if options.action is not None:
+        source = bpy.data.actions.get(options.action)
+        if source is None:
+            here = ", ".join(sorted(a.name for a in bpy.data.actions)[:8]) or "none"
+            raise BakeInputError(f"no action named '{options.action}' in this file (actions here: {here}): "
+                                 f"give one of them")
+    else:
+        source = source_action(obj, settings)
     if source is None:
         raise BakeInputError(f"Armature '{obj.name}' has no action: assign one in the Action Editor")
-    keyed = settings_curves(obj, source)
+    take_name = options.take_name or source.name + SUFFIX
+    check_take_name(take_name, source)
+    keyed = [fc for fc in settings_curves(obj, source)
+             if fc.data_path[len("fatigue_settings."):] not in overrides]
     with _assigned(obj, source):
         checks.check_armature(obj, scene, (start, end))
         mapping = resolve_mapping(obj, settings)
@@ -249,7 +341,22 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS") -> BakeJob:
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info, warnings=list(info.warnings),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
-                   backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed])
+                   backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
+                   take_name=take_name)
+
+
+TAKE_TAG = "fatigued_take_of"     # custom property on every written take: its source action's name
+
+
+def check_take_name(name: str, source) -> None:
+    """A take may replace an earlier take, never the source or another action of the user's."""
+    if not name.strip():
+        raise BakeInputError("the take name is empty: give a name for the new action")
+    if name == source.name:
+        raise BakeInputError(f"the take cannot replace its source action '{name}': give another take name")
+    existing = bpy.data.actions.get(name)
+    if existing is not None and name != source.name + SUFFIX and existing.get(TAKE_TAG) is None:
+        raise BakeInputError(f"an action '{name}' already exists and is not a fatigued take: give another take name")
 
 
 def make_run(job: BakeJob, prefs=None, threaded: bool = True):
@@ -321,7 +428,7 @@ def write(context, job: BakeJob, take) -> dict:
     if source is None:
         raise BakeInputError(f"the source action '{job.source}' is gone: nothing was written; bake again")
     settings = obj.fatigue_settings
-    name = job.source + SUFFIX
+    name = job.take_name or job.source + SUFFIX
     existed = bpy.data.actions.get(name)
     T = take.frames
     curves = joint_curves(take)
@@ -347,6 +454,7 @@ def write(context, job: BakeJob, take) -> dict:
                                          extra_channels=extra, skip_prefixes=("fatigue_settings.",))
         for snap in job.settings_curves:       # the keyed fitness, as keyed, on the take's timeline
             anim.paste_fcurve(snap, action, obj)
+        action[TAKE_TAG] = source.name
         if existed is None:
             undo.append(lambda a=action: bpy.data.actions.remove(a))
         _keep_source_in_nla(obj, source, undo)
@@ -392,6 +500,11 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "mass": float(job.request["mass"]),
         "duration_stretch": float(take.duration_stretch()),
         "peak_fatigue": take.peak_fatigue_by(proxy.dof_body_parts()),
+        "peak_fatigue_by_region": take.peak_fatigue_by(proxy.dof_regions()),
+        "seconds_sim": stats.get("seconds_simulated", 0.0),
+        "realtime_x": stats.get("realtime_x", 0.0),
+        "residual_force_bw_mean": metrics.residual_force_bw(take, float(job.request["mass"]))[0] if rf.size else 0.0,
+        "fatigue": "off" if job.request["schedule"] is None else "on",
         "rests": len(rests),
         "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
         "fell": bool(take.fell),
@@ -415,10 +528,10 @@ def summary(report: dict) -> str:
 
 # ============================================================================= all three, synchronously
 
-def bake(context, obj, prefs=None, progress=None, cancel=None) -> dict:
+def bake(context, obj, prefs=None, progress=None, cancel=None, options: BakeOptions | None = None) -> dict:
     """Prepare, simulate (in this thread, or waiting on the worker) and write.  Returns the report;
     raises BakeInputError (incl. BakeCancelled, BackendError) with nothing written."""
-    job = prepare(context, obj)
+    job = prepare(context, obj, options=options)
     run = make_run(job, prefs, threaded=False)
     t0 = time.perf_counter()
     take = backend.run_sync(run, progress, cancel)

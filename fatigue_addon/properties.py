@@ -10,11 +10,13 @@ from ..runtime import fatigue_params
 
 _PRESET_ITEMS = [(name, name, p.description) for name, p in fatigue_params.PRESETS.items()]
 _PRESET_ITEMS.append(("CUSTOM", "Custom", "Use the F, R, r below instead of a preset"))
+_PRESET_ITEMS.append(("FRESH", "Fresh (no fatigue)",
+                      "Muscles never tire: the physics alone, a baseline to compare tired takes with"))
 
 
 def _apply_preset(settings, _context):
     """Choosing a preset sets fitness, time scale and starting fatigue (all still editable)."""
-    if settings.preset == "CUSTOM":
+    if settings.preset in ("CUSTOM", "FRESH"):
         return
     p = fatigue_params.preset(settings.preset)
     settings.fitness = p.fitness

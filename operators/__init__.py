@@ -195,6 +195,9 @@ class FATIGUE_OT_load_shipped_mapping(bpy.types.Operator):
 
 # ============================================================================= bake
 
+_SCRIPT_ONLY = {"HIDDEN", "SKIP_SAVE"}
+
+
 class FATIGUE_OT_bake_take(bpy.types.Operator):
     """Simulate the active armature's action under muscle fatigue and bake the result as a new action
     (<action>.fatigued), with per-bone fatigue curves and a heat colour on the skinned meshes"""
@@ -203,20 +206,63 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     bl_label = "Bake Fatigued Take"
     bl_options = {"REGISTER", "UNDO"}
 
+    # Script / `blender -b` arguments: each one given replaces the armature's Fatigue setting for this
+    # bake only (the settings in the file stay as they are).  Hidden from the UI.
+    armature: bpy.props.StringProperty(
+        name="Armature", options=_SCRIPT_ONLY, description="Bake this armature instead of the active object")
+    action: bpy.props.StringProperty(
+        name="Action", options=_SCRIPT_ONLY, description="Bake this action instead of the assigned one")
+    frame_start: bpy.props.IntProperty(name="Start", options=_SCRIPT_ONLY, description="First source frame")
+    frame_end: bpy.props.IntProperty(name="End", options=_SCRIPT_ONLY, description="Last source frame")
+    preset: bpy.props.StringProperty(
+        name="Preset", options=_SCRIPT_ONLY,
+        description="Fitness preset (Athlete, Average, Untrained, Exhausted, Realistic) or Fresh (no fatigue)")
+    fitness: bpy.props.FloatProperty(name="Fitness", options=_SCRIPT_ONLY, min=0.0, max=1.0,
+                                     description="0 exhausted .. 0.5 average adult .. 1 athlete")
+    F: bpy.props.FloatProperty(name="F", options=_SCRIPT_ONLY, description="Fatigue rate (1/s); with R and r")
+    R: bpy.props.FloatProperty(name="R", options=_SCRIPT_ONLY, description="Recovery rate (1/s); with F and r")
+    r: bpy.props.FloatProperty(name="r", options=_SCRIPT_ONLY, description="Rest recovery multiplier; with F and R")
+    time_scale: bpy.props.FloatProperty(
+        name="Fatigue speed-up", options=_SCRIPT_ONLY,
+        description="Fatigue runs this many times faster (default: the preset's; 1 when F, R, r are given)")
+    mode: bpy.props.StringProperty(name="Mode", options=_SCRIPT_ONLY, description="srb or torque")
+    take_name: bpy.props.StringProperty(
+        name="Take name", options=_SCRIPT_ONLY, description="Name of the new action (default <action>.fatigued)")
+
     _timer = None
     _run = None
     _job = None
+
+    def _options(self):
+        from ..fatigue_addon.bake import BakeOptions
+
+        given = {name: getattr(self, name) for name in BakeOptions.__dataclass_fields__
+                 if self.properties.is_property_set(name)}
+        return BakeOptions(**{k: (v if v != "" else None) for k, v in given.items()})
+
+    def _target(self, context):
+        """The armature to bake: the ``armature`` argument, else the active object."""
+        from ..fatigue_addon.checks import BakeInputError
+
+        if not self.armature:
+            return context.active_object
+        obj = bpy.data.objects.get(self.armature)
+        if obj is None or obj.type != "ARMATURE":
+            here = ", ".join(sorted(o.name for o in bpy.data.objects if o.type == "ARMATURE")) or "none"
+            raise BakeInputError(f"no armature named '{self.armature}' in this file (armatures here: {here}): "
+                                 f"give one of them")
+        return obj
 
     # -- synchronous: F3 / scripts / blender -b ----------------------------------------------------
     def execute(self, context):
         from ..fatigue_addon import backend, bake
         from ..fatigue_addon.checks import BakeInputError
 
-        obj = context.active_object
         wm = context.window_manager
         progress = bake.background_progress() if bpy.app.background else None
         try:
-            report = bake.bake(context, obj, prefs=_prefs(context), progress=progress)
+            report = bake.bake(context, self._target(context), prefs=_prefs(context), progress=progress,
+                               options=self._options())
         except backend.BakeCancelled as exc:
             self.report({"WARNING"}, str(exc))
             return {"CANCELLED"}
@@ -235,7 +281,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
         from ..fatigue_addon.checks import BakeInputError
 
         try:
-            self._job = bake.prepare(context, context.active_object)
+            self._job = bake.prepare(context, self._target(context), options=self._options())
             self._run = bake.make_run(self._job, _prefs(context), threaded=True)
             self._run.start()
         except BakeInputError as exc:

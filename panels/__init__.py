@@ -61,6 +61,8 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
             layout.label(text="Torque mode is not available yet", icon="ERROR")
         col = layout.column(align=True)
         col.prop(settings, "preset")
+        col = col.column(align=True)
+        col.active = settings.preset != "FRESH"
         col.prop(settings, "fitness")
         col.prop(settings, "time_scale")
         col.prop(settings, "initial_fatigue")

@@ -280,7 +280,7 @@ def test_preset_sets_fitness_time_scale_initial_fatigue(registered_addon):
     settings = obj.fatigue_settings
     assert settings.preset == params.DEFAULT_PRESET
     items = {i.identifier for i in settings.bl_rna.properties["preset"].enum_items}
-    assert items == set(params.PRESETS) | {"CUSTOM"}
+    assert items == set(params.PRESETS) | {"CUSTOM", "FRESH"}
 
     settings.preset = "Exhausted"
     p = params.PRESETS["Exhausted"]
@@ -296,6 +296,8 @@ def test_preset_sets_fitness_time_scale_initial_fatigue(registered_addon):
         settings.preset = name
         got = (settings.fitness, settings.time_scale, settings.initial_fatigue)
         assert got == pytest.approx((p.fitness, p.time_scale, p.initial_fatigue)), name
+        settings.preset = "FRESH"            # fatigue off: the typed values stay for when it is back on
+        assert (settings.fitness, settings.time_scale, settings.initial_fatigue) == pytest.approx(got)
 
 
 def test_fitness_is_keyframable(registered_addon):

@@ -203,6 +203,21 @@ try:
 except Exception as exc:
     found["pybullet_error"] = f"{type(exc).__name__}: {exc}"
 
+if len(sys.argv) > 3 and found["installed"]["operator"]:
+    # the README's headless bake, as `blender -b shot.blend --python-expr ...` runs it
+    shot = sys.argv[3]
+    bpy.ops.wm.open_mainfile(filepath=shot, load_ui=False)
+    try:
+        found["headless_bake"] = sorted(bpy.ops.fatigue.bake_take(preset="Exhausted", frame_start=1, frame_end=20))
+        bpy.ops.wm.save_mainfile()
+        bpy.ops.wm.open_mainfile(filepath=shot, load_ui=False)
+        arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+        found["headless_actions"] = sorted(a.name for a in bpy.data.actions)
+        found["headless_assigned"] = arm.animation_data.action.name
+        found["headless_frames"] = json.loads(arm.fatigue_settings.last_report)["source_frames"]
+    except Exception as exc:
+        found["headless_error"] = f"{type(exc).__name__}: {exc}"
+
 found["disable"] = sorted(bpy.ops.preferences.addon_disable(module=module))
 found["disabled"] = state()
 found["uninstall"] = sorted(bpy.ops.extensions.package_uninstall(repo_directory=repo_dir, pkg_id=pkg_id))
@@ -217,10 +232,13 @@ def install_findings(built_zips, tmp_path_factory):
     user = tmp_path_factory.mktemp("blender_user")
     script = tmp_path_factory.mktemp("script") / "install_in_blender.py"
     script.write_text(INSTALL_SCRIPT, encoding="utf-8")
+    shot = tmp_path_factory.mktemp("shot") / "shot.blend"
+    subprocess.run([sys.executable, str(ROOT / "tests" / "shots.py"), str(shot)], check=True, capture_output=True,
+                   cwd=str(ROOT))
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(user), PYTHONNOUSERSITE="1")
     env.pop("PYTHONPATH", None)
     proc = subprocess.run(
-        [sys.executable, str(script), str(built_zips["linux_x64"]), PKG_ID],
+        [sys.executable, str(script), str(built_zips["linux_x64"]), PKG_ID, str(shot)],
         capture_output=True, text=True, env=env, timeout=180, cwd=str(user),
     )
     lines = [l for l in proc.stdout.splitlines() if l.startswith("FINDINGS ")]
@@ -276,6 +294,15 @@ def test_bundled_pybullet_wheel_installed(install_findings):
     assert f["pybullet_connect"] is True
     assert any(p.startswith(os.path.join("lib", "python3.11", "site-packages", "pybullet"))
                for p in f["installed"]["local_files"]), f["installed"]["local_files"]
+
+
+def test_installed_extension_bakes_headless_and_saves(install_findings):
+    """`blender -b shot.blend --python-expr "bpy.ops.fatigue.bake_take(...); bpy.ops.wm.save_mainfile()"`."""
+    f = install_findings
+    assert "headless_error" not in f, f["headless_error"]
+    assert f["headless_bake"] == ["FINISHED"]
+    assert f["headless_actions"] == ["walk", "walk.fatigued"]
+    assert f["headless_assigned"] == "walk.fatigued" and f["headless_frames"] == [1, 20]
 
 
 def test_disable_then_uninstall(install_findings):

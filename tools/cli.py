@@ -196,13 +196,26 @@ def cmd_bench(argv: list[str]) -> int:
     return bench.main(argv)
 
 
+def cmd_bake(argv: list[str]) -> int:
+    import batch
+
+    return batch.main(argv)
+
+
+def cmd_bench_bake(argv: list[str]) -> int:
+    import bench_bake
+
+    return bench_bake.main(argv)
+
+
 def cmd_build(argv: list[str]) -> int:
     import build_extension
 
     return build_extension.main(argv)
 
 
-COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench}
+COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench,
+            "bake": cmd_bake, "bench-bake": cmd_bench_bake}
 
 
 def main(argv: list[str]) -> int:
