@@ -212,3 +212,30 @@ def test_bad_arguments_exit_2_with_one_line_and_bake_nothing(shots, tmp_path, ar
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fatigue bake: ") and expected in lines[0], proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+CRASHING_PYTHON = """#!/bin/sh
+# The take processes' Python, except that the take of the input file crash.blend dies of SIGSEGV.
+case "$(cat "$3")" in *'/crash.blend"'*) kill -SEGV $$;; esac
+exec "{python}" "$@"
+"""
+
+
+def test_a_crashing_take_fails_alone_and_a_hung_take_is_stopped(shots, tmp_path, monkeypatch, capsys):
+    crash = tmp_path / "crash.blend"
+    crash.write_bytes(shots["a"].read_bytes())
+    python = tmp_path / "python"
+    python.write_text(CRASHING_PYTHON.format(python=sys.executable))
+    python.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(python))
+    out = tmp_path / "out"
+    rc = batch.main([str(shots["a"]), str(crash), "--out", str(out), "--jobs", "2", "--summary", str(tmp_path / "s.json")])
+    assert rc == 1
+    takes = {Path(t["file"]).name: t for t in json.loads((tmp_path / "s.json").read_text())["takes"]}
+    assert takes["crash.blend"]["status"] == "crashed" and "signal 11" in takes["crash.blend"]["error"]
+    assert takes["shot_a.blend"]["status"] == "ok" and (out / "shot_a.blend").is_file()
+    assert not (out / "crash.blend").exists()
+
+    rc = batch.main([str(shots["a"]), "--out", str(tmp_path / "slow"), "--timeout", "0.2"])
+    assert rc == 1 and "ran longer than 0.2 s and was stopped" in capsys.readouterr().out
+    assert not (tmp_path / "slow").exists() or not list((tmp_path / "slow").iterdir())

@@ -66,6 +66,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--mode", choices=("srb", "torque"), help="simulation mode (default: the file's setting)")
     ap.add_argument("--summary", type=Path, help="write a JSON summary of every take here")
     ap.add_argument("--jobs", type=int, default=1, help="takes baked in parallel processes (default 1)")
+    ap.add_argument("--timeout", type=float, help="stop a take that runs longer than this many seconds")
     return ap
 
 
@@ -125,6 +126,7 @@ def plan(args) -> list[dict]:
     _positive("--time-scale", args.time_scale, 0.0, 10000.0)
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
+    _positive("--timeout", args.timeout)
     variants = [None]
     if args.variants:
         variants = [v.strip().lower() for v in args.variants.split(",") if v.strip()]
@@ -160,7 +162,7 @@ def plan(args) -> list[dict]:
 
     base = {"armature": args.armature, "action": args.action, "frame_start": frame_start, "frame_end": frame_end,
             "preset": args.preset, "fitness": args.fitness, "time_scale": args.time_scale, "mode": args.mode,
-            **rates}
+            "timeout": args.timeout, **rates}
     chains = []
     for src, dst in zip(inputs, outs):
         chain = []
@@ -182,18 +184,26 @@ def _run_take(spec: dict, read_from: Path) -> dict:
         spec_path, result_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
         spec_path.write_text(json.dumps(dict(spec, read_from=str(read_from), result=str(result_path))),
                              encoding="utf-8")
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--take", str(spec_path)],
-                              capture_output=True, text=True, cwd=str(ROOT))
         result = None
-        if result_path.is_file():
+        try:
+            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--take", str(spec_path)],
+                                  capture_output=True, text=True, cwd=str(ROOT), timeout=spec.get("timeout"))
+        except subprocess.TimeoutExpired:
+            proc = None
+            result = {"status": "timeout", "error": f"the take ran longer than {spec['timeout']:g} s and was stopped"}
+        if proc is not None and result_path.is_file():
             try:
                 result = json.loads(result_path.read_text(encoding="utf-8"))
             except json.JSONDecodeError:
                 result = None
-    if result is None:
+    if result is None and proc is not None:
         tail = [line for line in (proc.stderr or "").splitlines() if line.strip()][-1:] or ["no output"]
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
         result = {"status": "crashed", "error": f"the take's process ended with {how}: {tail[0]}"}
+    if result["status"] != "ok":          # a process stopped while saving leaves its temporary file
+        out = Path(spec["out_file"])
+        for part in out.parent.glob(f".{out.stem}.*.part.blend"):
+            part.unlink(missing_ok=True)
     result.update({k: spec[k] for k in ("file", "out_file", "variant")})
     result["wall_s"] = time.perf_counter() - t0
     return {k: result.get(k) for k in SUMMARY_FIELDS}
