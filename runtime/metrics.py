@@ -104,6 +104,19 @@ def arm_elevation_deg(take: Take) -> float:
     return float(arm_elevation_series(take).mean())
 
 
+def arm_elevation_drop_deg(tired: Take, fresh: Take, raised_deg: float = 30.0) -> float | None:
+    """How much lower the tired arms are than the fresh ones at the same moment of the source motion
+    (matched by reference time, since a tired take is slower), over the moments the fresh arms are
+    raised above ``raised_deg``.  None when they never are (nothing to let drop)."""
+    fresh_arm = arm_elevation_series(fresh)
+    order = np.argsort(fresh.reference_time, kind="stable")
+    matched = np.interp(tired.reference_time, fresh.reference_time[order], fresh_arm[order])
+    raised = matched > raised_deg
+    if not raised.any():
+        return None
+    return float((matched - arm_elevation_series(tired))[raised].mean())
+
+
 def min_residual_capacity(take: Take) -> float:
     return float(take.fatigue["RC"].min())
 

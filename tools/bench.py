@@ -65,8 +65,6 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
         "recovers_in_rests": metrics.recovers_in_rests(take),
         "jump_apex_ratio": metrics.jump_apex_ratio(take),
         "speed_ratio": metrics.speed_ratio(take) if metrics.travels(reference) else None,
-        "_arm": metrics.arm_elevation_deg(take),
-        "_arm_ref_raised": metrics.arm_elevation_deg(take) > 30.0,
         "_knee": metrics.knee_flexion_deg(take),
         "_head": metrics.head_pitch_deg(take),
     }
@@ -98,7 +96,7 @@ def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path
                 pair[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode)
         fresh, tired = pair["fresh"], pair["tired"]
         fresh.update(arm_elevation_drop_deg=None, knee_flexion_gain_deg=None, head_pitch_gain_deg=None)
-        tired["arm_elevation_drop_deg"] = fresh["_arm"] - tired["_arm"] if fresh["_arm_ref_raised"] else None
+        tired["arm_elevation_drop_deg"] = metrics.arm_elevation_drop_deg(takes["tired"], takes["fresh"])
         tired["knee_flexion_gain_deg"] = tired["_knee"] - fresh["_knee"]
         tired["head_pitch_gain_deg"] = tired["_head"] - fresh["_head"]
         fresh["jump_apex_ratio"] = None

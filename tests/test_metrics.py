@@ -1,0 +1,48 @@
+"""Fatigue-effect metrics of the bench on hand-made takes (known answers)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runtime import metrics, proxy, quat
+from runtime.clip import Clip
+from runtime.take import Take
+
+J = len(proxy.DEFAULT_JOINTS)
+SHOULDERS = [i for i, j in enumerate(proxy.DEFAULT_JOINTS) if j.name.endswith("_shoulder")]
+
+
+def arm_take(elevation_deg: np.ndarray, reference_time: np.ndarray, fps: float = 30.0) -> Take:
+    """A take whose upper arms are raised by ``elevation_deg`` (about the shoulder's z axis) per frame."""
+    T = len(elevation_deg)
+    rots = np.zeros((T, J, 4))
+    rots[..., 3] = 1.0
+    for s in SHOULDERS:
+        rots[:, s] = quat.from_rotvec(np.radians(elevation_deg)[:, None] * np.array([0.0, 0.0, 1.0]))
+    clip = Clip("arms", fps, np.zeros((T, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (T, 1)), rots)
+    dofs = len(proxy.dof_table())
+    zeros = np.zeros((T, dofs))
+    return Take(mode="srb", fps=fps, clip=clip, reference_time=reference_time,
+                fatigue={k: zeros for k in ("MA", "MR", "MF", "TL", "RC")}, torque=zeros,
+                contacts=np.ones((T, 2), dtype=bool), residual_force=np.zeros((T, 3)), com=np.zeros((T, 3)))
+
+
+def test_arm_drop_matches_moments_of_the_source_motion_not_frames():
+    # fresh: arms up 90 degrees for the middle second of 3 s; tired: the same motion played at half
+    # speed (6 s) with the arms 20 degrees lower while raised, then a long hold with arms down
+    t_fresh = np.arange(90) / 30.0
+    fresh_arm = np.where((t_fresh >= 1.0) & (t_fresh < 2.0), 90.0, 0.0)
+    t_tired = np.minimum(np.arange(300) / 60.0, 3.0 - 1 / 30)
+    tired_arm = np.where((t_tired >= 1.0) & (t_tired < 2.0), 70.0, 0.0)
+    drop = metrics.arm_elevation_drop_deg(arm_take(tired_arm, t_tired), arm_take(fresh_arm, t_fresh))
+    assert drop == pytest.approx(20.0, abs=1.0)
+    # the whole-take mean would have hidden most of it (the hold dilutes it)
+    whole = metrics.arm_elevation_deg(arm_take(fresh_arm, t_fresh)) - metrics.arm_elevation_deg(
+        arm_take(tired_arm, t_tired))
+    assert whole < 0.85 * drop
+
+
+def test_arm_drop_is_none_when_the_arms_never_rise():
+    t = np.arange(60) / 30.0
+    low = np.full(60, 10.0)
+    assert metrics.arm_elevation_drop_deg(arm_take(low, t), arm_take(low, t)) is None
