@@ -80,8 +80,10 @@ FOOT_LINKS = ("right_ankle", "left_ankle")
 FOOT_HALF_EXTENTS = (0.0885, 0.0275, 0.045)
 
 
-def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = False) -> tuple[int, dict[str, int]]:
-    """Load the default proxy into a PyBullet client, scaled to ``height``.
+def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = False,
+              plan=None) -> tuple[int, dict[str, int]]:
+    """Load the proxy into a PyBullet client, scaled to ``height``: the default one, or the one
+    shaped by ``plan`` (a ``runtime.anthropometry.BodyPlan``: the character's segment proportions).
 
     Returns the body id and a map link name -> link index.  PyBullet prints URDF importer
     warnings on stdout from C; they are swallowed so CLI output stays readable.
@@ -89,9 +91,15 @@ def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = Fa
     import pybullet
     import pybullet_data
 
+    if plan is None:
+        path = Path(pybullet_data.getDataPath()) / URDF
+    else:
+        from .anthropometry import urdf_path
+
+        path = urdf_path(plan)
     with _quiet_stdout():
         body = pybullet.loadURDF(
-            str(Path(pybullet_data.getDataPath()) / URDF),
+            str(path),
             [0, 0, 0],
             globalScaling=URDF_SCALE * height / DEFAULT_HEIGHT,
             useFixedBase=fixed_base,
