@@ -762,3 +762,33 @@ def rig_height(obj) -> float:
         return 0.0
     z = pts @ O[2, :3] + O[2, 3]
     return float(z.max() - z.min())
+
+
+def rig_segment_lengths(obj, mapping: dict) -> dict[str, float]:
+    """Rest-pose segment lengths (world metres) of the mapped skeleton for ``runtime.anthropometry``:
+    thigh, shank and upper arm from joint to joint (mapped bone heads), hip and shoulder width
+    between the left and right joints; left and right averaged.  Only what the mapping pins down:
+    where the forearm ends (twist bones, hands) and where a rig's trunk joints sit vary too much
+    between rigs, so those keep the default proportion."""
+    O = _np(obj.matrix_world)
+
+    def joint(key):
+        bone = obj.data.bones.get(mapping.get(key, "")) if mapping.get(key) else None
+        return None if bone is None else O[:3, :3] @ np.array(bone.head_local, dtype=float) + O[:3, 3]
+
+    def mean_length(pairs):
+        lengths = []
+        for a, b in pairs:
+            pa, pb = joint(a), joint(b)
+            if pa is not None and pb is not None:
+                lengths.append(float(np.linalg.norm(pb - pa)))
+        return float(np.mean(lengths)) if lengths else None
+
+    out = {
+        "thigh": mean_length([(f"{s}_hip", f"{s}_knee") for s in ("right", "left")]),
+        "shank": mean_length([(f"{s}_knee", f"{s}_ankle") for s in ("right", "left")]),
+        "upper_arm": mean_length([(f"{s}_shoulder", f"{s}_elbow") for s in ("right", "left")]),
+        "hip_width": mean_length([("right_hip", "left_hip")]),
+        "shoulder_width": mean_length([("right_shoulder", "left_shoulder")]),
+    }
+    return {k: v for k, v in out.items() if v is not None}

@@ -54,3 +54,28 @@ def test_every_family_bakes_a_tired_walk(registered_addon, family):
         scene.frame_set(frame)
         heads.append(np.array(obj.matrix_world @ obj.pose.bones[pelvis].head))
     assert np.linalg.norm((heads[1] - heads[0])[:2]) > 0.3 * info.rig_height  # ~1.5 m walked by a 1.62 m proxy
+
+
+@pytest.mark.parametrize("family", sorted(rigs.FAMILIES))
+def test_every_family_measures_the_same_segment_lengths(registered_addon, family):
+    """The families share one 1.76 m template: whatever the names, units (Mixamo's centimetres
+    under a 0.01 scale) or import rotation, the measured segments are the template's, in metres.
+    Rigify's own metarig (when the wheel has Rigify) has its own proportions: plausible ones."""
+    rig = rigs.build(family)
+    rt, rigmap = mod("fatigue_addon.retarget"), mod("fatigue_addon.rigmap")
+    lengths = rt.rig_segment_lengths(rig.obj, rigmap.detect_mapping(rig.obj))
+    if family == "rigify":
+        default = mod("runtime.anthropometry").default_lengths(rt.rig_height(rig.obj))
+        ratios = {k: v / default[k] for k, v in lengths.items()}
+        assert set(ratios) == {"thigh", "shank", "upper_arm", "hip_width", "shoulder_width"}
+        assert all(0.7 < r < 1.4 for r in ratios.values()), ratios
+        return
+    t = rigs.template()
+    expected = {
+        "thigh": (t["knee_R"] - t["hip_R"]).length, "shank": (t["ankle_R"] - t["knee_R"]).length,
+        "upper_arm": (t["elbow_R"] - t["shoulder_R"]).length,
+        "hip_width": (t["hip_R"] - t["hip_L"]).length, "shoulder_width": (t["shoulder_R"] - t["shoulder_L"]).length,
+    }
+    assert set(lengths) == set(expected)
+    for name, value in expected.items():
+        assert lengths[name] == pytest.approx(value, abs=0.01), (family, name)
