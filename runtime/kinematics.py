@@ -50,23 +50,26 @@ class ClipKinematics:
 class Kinematics:
     """A PyBullet DIRECT client holding one proxy body used only for kinematic queries."""
 
-    def __init__(self, height: float = proxy.DEFAULT_HEIGHT):
+    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, plan=None):
         import pybullet
 
         self.p = pybullet
         self.height = height
         self.scale = height / proxy.DEFAULT_HEIGHT
         self.client = pybullet.connect(pybullet.DIRECT)
-        self.body, self.links = proxy.load_body(self.client, height)
+        self.body, self.links = proxy.load_body(self.client, height, plan=plan)
         self.link_names = tuple(self.links)
         self.link_index = [self.links[n] for n in self.link_names]
         self.joint_index = [self.links[j.name] for j in proxy.DEFAULT_JOINTS]
+        self._link_slot = {j: k for k, j in enumerate(self.link_index)}
         self.revolute = [j.dofs == 1 for j in proxy.DEFAULT_JOINTS]
         info = [pybullet.getDynamicsInfo(self.body, i, physicsClientId=self.client) for i in self.link_index]
         self.link_mass = np.array([d[0] for d in info])
         self.link_inertia = np.array([d[2] for d in info])
         self._floor = None
+        self._floor_height = None
         self._sole = _SOLE * self.scale
+        self._fk_cache: dict[bytes, tuple] = {}   # pose bytes -> link frames (last analysed clip)
 
     def close(self):
         if self.client is not None:
@@ -80,11 +83,24 @@ class Kinematics:
         self.close()
 
     def set_pose(self, root_pos, root_rot, joint_rots) -> None:
+        self._set_pose_values(list(root_pos), list(root_rot), self._joint_values(np.asarray(joint_rots)[None])[0])
+
+    def _joint_values(self, joint_rots: np.ndarray) -> list[list[list[float]]]:
+        """PyBullet joint targets for poses (T, J, 4): the quaternion of a spherical joint, the
+        angle 2 atan2(z, w) of a revolute one; as Python lists, computed once for all frames."""
+        joint_rots = np.asarray(joint_rots, dtype=np.float64)
+        quats = joint_rots.tolist()
+        rev = [j for j, r in enumerate(self.revolute) if r]
+        if rev:
+            angles = (2.0 * np.arctan2(joint_rots[:, rev, 2], joint_rots[:, rev, 3])).tolist()
+            for row, a in zip(quats, angles):
+                for j, v in zip(rev, a):
+                    row[j] = [v]
+        return quats
+
+    def _set_pose_values(self, root_pos: list, root_rot: list, values: list) -> None:
         p, c = self.p, self.client
-        p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
-        values = []
-        for q, revolute in zip(joint_rots, self.revolute):
-            values.append([2.0 * np.arctan2(q[2], q[3])] if revolute else list(q))
+        p.resetBasePositionAndOrientation(self.body, root_pos, root_rot, physicsClientId=c)
         p.resetJointStatesMultiDof(self.body, self.joint_index, targetValues=values, physicsClientId=c)
 
     def link_frames(self) -> tuple[np.ndarray, np.ndarray]:
@@ -111,13 +127,17 @@ class Kinematics:
         if self._floor is None:
             shape = p.createCollisionShape(p.GEOM_PLANE, physicsClientId=c)
             self._floor = p.createMultiBody(0, shape, physicsClientId=c)
-        p.resetBasePositionAndOrientation(self._floor, [0, 0, floor_height], [0, 0, 0, 1], physicsClientId=c)
-        dist = np.full(len(self.link_index), np.inf)
+        if floor_height != self._floor_height:
+            p.resetBasePositionAndOrientation(self._floor, [0, 0, floor_height], [0, 0, 0, 1], physicsClientId=c)
+            self._floor_height = floor_height
+        dist = [np.inf] * len(self.link_index)
+        slot = self._link_slot
         for pt in p.getClosestPoints(self.body, self._floor, reach, physicsClientId=c):
             if pt[3] >= 0:
-                k = self.link_index.index(pt[3])
-                dist[k] = min(dist[k], pt[8])
-        return dist
+                k = slot[pt[3]]
+                if pt[8] < dist[k]:
+                    dist[k] = pt[8]
+        return np.array(dist)
 
     def analyse(self, clip: Clip) -> ClipKinematics:
         """Link frames, COM, soles, floor level and contacts for every frame of ``clip``."""
@@ -127,10 +147,25 @@ class Kinematics:
         link_rot = np.empty((T, L, 4))
         joint_pos = np.empty((T, L, 3))
         sole = np.empty((T, 2, 4, 3))
+        root_pos, root_rot = clip.root_pos.tolist(), clip.root_rot.tolist()
+        values = self._joint_values(clip.joint_rots)
+        # Poses met before (the calibration's two cycles are the first frames of the take) keep
+        # their link frames: forward kinematics of the same pose gives the same numbers.
+        keys = [clip.root_pos[t].tobytes() + clip.root_rot[t].tobytes() + clip.joint_rots[t].tobytes()
+                for t in range(T)]
+        cache = self._fk_cache
+        p, c, body, links = self.p, self.client, self.body, self.link_index
         for t in range(T):
-            self.set_pose(clip.root_pos[t], clip.root_rot[t], clip.joint_rots[t])
-            link_pos[t], link_rot[t] = self.link_frames()
-            joint_pos[t] = self.joint_positions()
+            hit = cache.get(keys[t])
+            if hit is not None:
+                link_pos[t], link_rot[t], joint_pos[t] = hit
+                continue
+            self._set_pose_values(root_pos[t], root_rot[t], values[t])
+            states = p.getLinkStates(body, links, physicsClientId=c)
+            link_pos[t] = [s[0] for s in states]
+            link_rot[t] = [s[1] for s in states]
+            joint_pos[t] = [s[4] for s in states]
+        self._fk_cache = {k: (link_pos[t], link_rot[t], joint_pos[t]) for t, k in enumerate(keys)}
         for k, name in enumerate(proxy.FOOT_LINKS):
             j = self.link_names.index(name)
             sole[:, k] = link_pos[:, j, None] + quat.rotate(link_rot[:, j, None], self._sole[None])
@@ -142,7 +177,7 @@ class Kinematics:
         reach = CONTACT_DISTANCE * self.scale
         touching = np.empty((T, L), dtype=bool)
         for t in range(T):
-            self.set_pose(clip.root_pos[t], clip.root_rot[t], clip.joint_rots[t])
+            self._set_pose_values(root_pos[t], root_rot[t], values[t])
             touching[t] = self._distances_to_floor(floor, 4 * reach) < reach
         # Feet: the sole near the floor and its lowest corner nearly still (a foot rolling over
         # heel or toe pivots about that corner while the sole's centre moves), or the sole right

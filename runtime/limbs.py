@@ -10,6 +10,8 @@ is not) and PyBullet reports the torque each motor applied, which is what the fa
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import proxy
@@ -20,15 +22,21 @@ VELOCITY_GAIN = 1.0
 SOLVER_ITERATIONS = 10
 
 
+def _floats(v) -> list:
+    """A vector as a list of Python floats (what PyBullet reads fastest)."""
+    return v.tolist() if isinstance(v, np.ndarray) else [float(x) for x in v]
+
+
 class LimbSimulator:
     """Upper body of the proxy; ``step`` advances it by one SRB step in ``substeps`` pieces."""
 
-    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0, mass: float = proxy.DEFAULT_MASS):
+    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0, mass: float = proxy.DEFAULT_MASS,
+                 plan=None):
         import pybullet
 
         self.p = pybullet
         self.client = pybullet.connect(pybullet.DIRECT)
-        self.body, links = proxy.load_body(self.client, height, fixed_base=True)
+        self.body, links = proxy.load_body(self.client, height, fixed_base=True, plan=plan)
         # The URDF's link masses describe a 45 kg body; the character's mass scales every link (and
         # its inertia), so a heavier character's arms weigh what the SRB and tau_max assume.
         ratio = mass / proxy.DEFAULT_MASS
@@ -83,34 +91,42 @@ class LimbSimulator:
         local angular velocities) with per-DoF torque caps
         ``caps`` (limb DoFs, in self.dofs order).  Returns the mean applied torque per limb DoF."""
         p, c = self.p, self.client
-        p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
-        g = np.array([0.0, 0.0, -9.81]) - np.asarray(root_acc)
-        p.setGravity(*g, physicsClientId=c)
+        p.resetBasePositionAndOrientation(self.body, _floats(root_pos), _floats(root_rot), physicsClientId=c)
+        a0, a1, a2 = _floats(root_acc)
+        p.setGravity(0.0 - a0, 0.0 - a1, -9.81 - a2, physicsClientId=c)
+        # Python lists throughout (the same numbers as the per-joint numpy slices, cheaper).
+        slots = self.joint_slots
+        target_q = np.asarray(targets)[slots].tolist()
+        target_w = np.asarray(target_vel)[slots].tolist()
+        cap = _floats(caps)
+        last = self._last.tolist()
         positions, velocities, forces = [], [], []
         k = 0
-        for slot, sph in zip(self.joint_slots, self.spherical):
-            q = targets[slot]
+        for q, w, sph in zip(target_q, target_w, self.spherical):
             if sph:
-                positions.append(list(q))
-                velocities.append(list(target_vel[slot]))
-                forces.append([self._ball_cap(caps[k:k + 3], self._last[k:k + 3])] * 3)
+                positions.append(q)
+                velocities.append(w)
+                forces.append([self._ball_cap_list(cap[k:k + 3], last[k:k + 3], self._last[k:k + 3])] * 3)
                 k += 3
             else:
-                positions.append([2.0 * np.arctan2(q[2], q[3])])
-                velocities.append([target_vel[slot][2]])
-                forces.append([caps[k]])
+                positions.append([float(2.0 * np.arctan2(q[2], q[3]))])
+                velocities.append([w[2]])
+                forces.append([cap[k]])
                 k += 1
+        n = len(positions)
         p.setJointMotorControlMultiDofArray(
             self.body, self.joint_index, p.POSITION_CONTROL, targetPositions=positions,
             targetVelocities=velocities,
-            positionGains=[POSITION_GAIN] * len(positions), velocityGains=[VELOCITY_GAIN] * len(positions),
+            positionGains=[POSITION_GAIN] * n, velocityGains=[VELOCITY_GAIN] * n,
             forces=forces, physicsClientId=c)
         substeps = max(1, int(round(duration / self.dt)))
-        applied = np.zeros(len(self.dofs))
+        applied = [0.0] * len(self.dofs)
         for _ in range(substeps):
             p.stepSimulation(physicsClientId=c)
-            applied += self._applied()
-        self._last = applied / substeps
+            now = [v for st in p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=c)
+                   for v in st[3]]
+            applied = [a + b for a, b in zip(applied, now)]
+        self._last = np.array(applied) / substeps
         return self._last
 
     @staticmethod
@@ -123,6 +139,14 @@ class LimbSimulator:
             return float(caps.min())
         share = np.abs(last) / norm
         return float(np.min(caps / np.maximum(share, 1e-9)))
+
+    @staticmethod
+    def _ball_cap_list(caps: list, last: list, last_array: np.ndarray) -> float:
+        """_ball_cap on Python floats (the norm keeps numpy's dot, so the bits are the same)."""
+        norm = math.sqrt(last_array.dot(last_array))
+        if norm < 1e-6:
+            return min(caps)
+        return min(c / max(abs(x) / norm, 1e-9) for c, x in zip(caps, last))
 
     def _applied(self) -> np.ndarray:
         states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)

@@ -1,6 +1,8 @@
 """Quaternion helpers, (x, y, z, w) like PyBullet, vectorised over leading axes."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
@@ -111,3 +113,43 @@ def yaw(q: np.ndarray) -> np.ndarray:
     """Heading angle about world Z of the rotated x axis."""
     fwd = rotate(q, np.array([1.0, 0.0, 0.0]))
     return np.arctan2(fwd[..., 1], fwd[..., 0])
+
+
+# -- one quaternion on Python floats ------------------------------------------------------------
+# The same operations, in the same order, as the vectorised functions above (numpy sums a short
+# last axis left to right), so the results are the same bits; for loops that cannot vectorise.
+def multiply4(a, b) -> list[float]:
+    """multiply() of two quaternions given as 4 floats."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return [aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz]
+
+
+def normalize4(q) -> list[float]:
+    """normalize() of one quaternion given as 4 floats."""
+    x, y, z, w = q
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if n < 1e-9:
+        raise ValueError("zero-length quaternion (corrupt rotation data)")
+    return [x / n, y / n, z / n, w / n]
+
+
+def slerp4(a, b, t: float) -> list[float]:
+    """slerp() of two quaternions given as 4 floats, by a scalar t."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    dot = ax * bx + ay * by + az * bz + aw * bw
+    if dot < 0:
+        bx, by, bz, bw = -bx, -by, -bz, -bw
+    dot = abs(dot)
+    theta = float(np.arccos(min(max(dot, -1.0), 1.0)))   # numpy's arccos: the same bits as above
+    sin_theta = math.sin(theta)
+    if sin_theta < 1e-6:
+        wa, wb = 1.0 - t, t
+    else:
+        wa = math.sin((1.0 - t) * theta) / sin_theta
+        wb = math.sin(t * theta) / sin_theta
+    return normalize4([wa * ax + wb * bx, wa * ay + wb * by, wa * az + wb * bz, wa * aw + wb * bw])

@@ -16,6 +16,7 @@ from . import proxy, quat, srb
 from .clip import Clip
 from .kinematics import Kinematics
 from .limbs import LimbSimulator
+from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
 from .take import Take
 
@@ -47,6 +48,7 @@ def simulate(
     simulate_limbs: bool = True,
     progress: Callable[[float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    plan: BodyPlan | None = None,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -55,7 +57,8 @@ def simulate(
     the clip's).  ``tau_max``: strength per DoF (N*m); by default calibrated on a fresh pass of
     the same clip (srb.calibrate_tau_max), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
-    stops with SimulationCancelled.  Deterministic: same inputs, bit-identical Take.
+    stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
+    (runtime.anthropometry; None: the default humanoid).  Deterministic: same inputs, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
@@ -68,16 +71,16 @@ def simulate(
         source = clip.repeated(min(seconds, clip.duration))
     out_fps = float(out_fps or clip.fps)
     wall0 = _time.perf_counter()
-    with Kinematics(height) as kin:
+    with Kinematics(height, plan) as kin:
         ck = kin.analyse(source)
         body = srb.body_from_proxy(kin, mass)
-    ref = srb.build_reference(source, ck, body)
-    model = ScheduledModel(schedule) if schedule is not None else None
-    if model is not None and schedule.dofs != len(body.tau_max):
-        raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
-    floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
-    if tau_max is None and not floor_work:
-        tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs)
+        ref = srb.build_reference(source, ck, body)
+        model = ScheduledModel(schedule) if schedule is not None else None
+        if model is not None and schedule.dofs != len(body.tau_max):
+            raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
+        floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
+        if tau_max is None and not floor_work:
+            tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, kin, plan)
     if tau_max is not None:
         tau_max = np.asarray(tau_max, dtype=np.float64)
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
@@ -85,7 +88,7 @@ def simulate(
         body = replace(body, tau_max=tau_max)
     limbs = None
     if simulate_limbs:
-        limbs = LimbSimulator(height, mass=mass)
+        limbs = LimbSimulator(height, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
     sim.need_torques = False
@@ -97,6 +100,11 @@ def simulate(
         "arms_trunk_neck": ("PyBullet articulated upper body on the SRB pelvis, joint motors capped at "
                             "RC * tau_max per DoF: gravity makes weak joints sag"),
     }
+    notes["proportions"] = ("default humanoid (DeepMimic proportions and masses, scaled to the height)"
+                            if plan is None else
+                            "the character's: segment ratios " + ", ".join(f"{k} {v:.2f}" for k, v in
+                                                                        sorted(plan.ratios.items()))
+                            + f"; de Leva (1996) {plan.sex} segment masses")
     if floor_work:
         notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
                                     "feet, which foot contacts alone cannot carry (no centroidal dynamics, "
@@ -143,13 +151,17 @@ def simulate(
 
 
 def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float,
-               mass: float, with_limbs: bool) -> np.ndarray:
-    """Strength from a fresh pass.  Loop cycles repeat, so two cycles tell as much as twenty."""
+               mass: float, with_limbs: bool, kin: Kinematics | None = None, plan=None) -> np.ndarray:
+    """Strength from a fresh pass.  Loop cycles repeat, so two cycles tell as much as twenty.
+    ``kin``: an open Kinematics of the same height to analyse on (one is opened if None)."""
     if clip.loop and source.duration > 2.0 * clip.duration + 1e-9:
         short = clip.repeated(2.0 * clip.duration)
-        with Kinematics(height) as kin:
+        if kin is None:
+            with Kinematics(height, plan) as own:
+                ref = srb.build_reference(short, own.analyse(short), body)
+        else:
             ref = srb.build_reference(short, kin.analyse(short), body)
-    limbs = LimbSimulator(height, mass=mass) if with_limbs else None
+    limbs = LimbSimulator(height, mass=mass, plan=plan) if with_limbs else None
     try:
         return srb.calibrate_tau_max(ref, body, settings, limbs=limbs)
     finally:

@@ -18,6 +18,7 @@ residual capacity drops, and the character rests (phase frozen) until it recover
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -209,10 +210,17 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     rot[0] = clip.root_rot[0]
     pull = min(1.0, ORIENTATION_PULL * dt)
     grounded = ck.foot_contact.any(axis=1)
+    # The per-frame increments do not depend on the integrated orientation: solve them all at
+    # once (the same LAPACK solve per frame), then integrate on Python floats.
+    step_rot = quat.from_rotvec(np.linalg.solve(I_ref[:-1], L[:-1]) * dt).tolist()
+    pelvis = clip.root_rot.tolist()
+    grounded_list = grounded.tolist()
+    q = rot[0].tolist()
     for t in range(clip.frames - 1):
-        w = np.linalg.solve(I_ref[t], L[t])
-        nxt = quat.normalize(quat.multiply(quat.from_rotvec(w * dt), rot[t]))
-        rot[t + 1] = quat.slerp(nxt, clip.root_rot[t + 1], pull) if grounded[t] else nxt
+        q = quat.normalize4(quat.multiply4(step_rot[t], q))
+        if grounded_list[t]:
+            q = quat.slerp4(q, pelvis[t + 1], pull)
+        rot[t + 1] = q
     rot = quat.make_continuous(rot)
     ang_vel = angular_velocity(rot, clip.fps, world=True)
     ang_acc = np.gradient(ang_vel, dt, axis=0)
@@ -289,23 +297,25 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
     n = len(corners)
     if n == 0:
         return np.zeros((0, 3))
-    r = corners - com
-    A = np.zeros((6, 3 * n))
-    A[0, 0::3] = A[1, 1::3] = A[2, 2::3] = 1.0
-    A[3, 1::3], A[3, 2::3] = -r[:, 2], r[:, 1]
-    A[4, 0::3], A[4, 2::3] = r[:, 2], -r[:, 0]
-    A[5, 0::3], A[5, 1::3] = -r[:, 1], r[:, 0]
+    r = (corners - com).T
+    A = _wrench_template(n).copy()
+    A[3, 1::3] = -r[2]
+    A[3, 2::3] = r[1]
+    A[4, 0::3] = r[2]
+    A[4, 2::3] = -r[0]
+    A[5, 0::3] = -r[1]
+    A[5, 1::3] = r[0]
     b = np.empty(6)
     b[:3] = body.mass * (acc_des - GRAVITY)
     b[3:] = moment_des
     # Residual in acceleration units: linear rows / m, angular rows through I^-1.
     Minv = np.zeros((6, 6))
     Minv[0, 0] = Minv[1, 1] = Minv[2, 2] = 1.0 / body.mass
-    Minv[3:, 3:] = rot_matrix @ body.inertia_inv @ rot_matrix.T * np.sqrt(settings.angular_weight)
+    Minv[3:, 3:] = rot_matrix @ body.inertia_inv @ rot_matrix.T * math.sqrt(settings.angular_weight)
     MA = Minv @ A
     Mb = Minv @ b
     G = MA.T @ MA
-    G[np.diag_indices(3 * n)] += settings.regulariser
+    G.ravel()[::3 * n + 1] += settings.regulariser     # the diagonal (G is a fresh C-order array)
     a = MA.T @ Mb
     C, lows = _friction_constraints(n, settings.friction, settings.max_normal_bw * body.mass * 9.81 / 4)
     if torque_rows is not None and len(torque_rows):
@@ -323,20 +333,53 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
     return f.reshape(n, 3)
 
 
+_WRENCH_TEMPLATES: dict[int, np.ndarray] = {}
+
+
+def _wrench_template(n: int) -> np.ndarray:
+    """(6, 3n) wrench map of n point forces with the force rows filled (the moment rows are zero)."""
+    A = _WRENCH_TEMPLATES.get(n)
+    if A is None:
+        A = np.zeros((6, 3 * n))
+        A[0, 0::3] = A[1, 1::3] = A[2, 2::3] = 1.0
+        _WRENCH_TEMPLATES[n] = A
+    return A
+
+
 def _skew(v: np.ndarray) -> np.ndarray:
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x b over the last axis (np.cross costs ~10x more on tiny arrays)."""
-    return np.stack((a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]), axis=-1)
+    """a x b over the last axis (np.cross costs ~10x more on tiny arrays); broadcasts."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    np.multiply(a1, b2, out=out[..., 0])
+    out[..., 0] -= a2 * b1
+    np.multiply(a2, b0, out=out[..., 1])
+    out[..., 1] -= a0 * b2
+    np.multiply(a0, b1, out=out[..., 2])
+    out[..., 2] -= a1 * b0
+    return out
+
+
+def _cross3(a, b) -> np.ndarray:
+    """a x b of two 3-vectors on Python floats (the same products and differences as _cross)."""
+    a0, a1, a2 = a.tolist() if isinstance(a, np.ndarray) else a
+    b0, b1, b2 = b.tolist() if isinstance(b, np.ndarray) else b
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
+def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """_cross of two (n, 3) arrays on Python floats (faster for a few rows, same bits)."""
+    return np.array([(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+                     for (a0, a1, a2), (b0, b1, b2) in zip(a.tolist(), b.tolist())]).reshape(-1, 3)
 
 
 def _qmat(q) -> np.ndarray:
     """Rotation matrix of one unit quaternion (x, y, z, w), on Python floats for speed."""
-    x, y, z, w = (float(c) for c in q)
+    x, y, z, w = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
     return np.array([
         [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
         [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
@@ -349,16 +392,29 @@ def _qmat(q) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 def knee_position(hip: np.ndarray, ankle: np.ndarray, forward: np.ndarray, thigh: float, shin: float) -> np.ndarray:
     """Knee centre of a two-link leg bending forward (towards ``forward``)."""
-    d = ankle - hip
-    dist = float(np.linalg.norm(d))
-    dist = min(max(dist, 1e-6), thigh + shin - 1e-9)
-    u = d / max(np.linalg.norm(d), 1e-9)
+    # Element-wise arithmetic on Python floats (the same operations as on arrays); the dot
+    # products stay numpy's (BLAS) so the results are the same bits as the vectorised form.
+    h0, h1, h2 = hip.tolist()
+    a0, a1, a2 = ankle.tolist()
+    d = np.array((a0 - h0, a1 - h1, a2 - h2))
+    norm = math.sqrt(d.dot(d))          # == np.linalg.norm(d) (same dot, same sqrt), cheaper
+    dist = min(max(norm, 1e-6), thigh + shin - 1e-9)
+    scale = max(norm, 1e-9)
+    d0, d1, d2 = d.tolist()
+    u = np.array((d0 / scale, d1 / scale, d2 / scale))
     along = (thigh ** 2 - shin ** 2 + dist ** 2) / (2 * dist)
-    h = np.sqrt(max(thigh ** 2 - along ** 2, 0.0))
-    bend = forward - (forward @ u) * u
-    nb = np.linalg.norm(bend)
-    bend = bend / nb if nb > 1e-9 else np.array([1.0, 0.0, 0.0])
-    return hip + along * u + h * bend
+    h = math.sqrt(max(thigh ** 2 - along ** 2, 0.0))
+    fu = float(forward @ u)
+    u0, u1, u2 = u.tolist()
+    f0, f1, f2 = forward.tolist()
+    bend = np.array((f0 - fu * u0, f1 - fu * u1, f2 - fu * u2))
+    nb = math.sqrt(bend.dot(bend))
+    if nb > 1e-9:
+        b0, b1, b2 = bend.tolist()
+        b0, b1, b2 = b0 / nb, b1 / nb, b2 / nb
+    else:
+        b0, b1, b2 = 1.0, 0.0, 0.0
+    return np.array((h0 + along * u0 + h * b0, h1 + along * u1 + h * b1, h2 + along * u2 + h * b2))
 
 
 def leg_torque_rows(joints: list[np.ndarray], frames: list[np.ndarray], corners: np.ndarray) -> np.ndarray:
@@ -367,13 +423,25 @@ def leg_torque_rows(joints: list[np.ndarray], frames: list[np.ndarray], corners:
     The torque of force f at point x about joint o along axis u is u . ((x - o) x f)
     = f . (u x (x - o)).  ``frames`` give the axes: hip and ankle 3x3 (columns), knee its axis.
     """
-    hip, knee, ankle = joints
-    axes = np.vstack([frames[0].T, frames[1][None], frames[2].T])           # (7, 3)
-    origins = np.array([hip, hip, hip, knee, ankle, ankle, ankle])          # (7, 3)
-    lever = corners[None, :, :] - origins[:, None, :]                       # (7, n, 3)
-    return _cross(np.broadcast_to(axes[:, None, :], lever.shape), lever).reshape(7, -1)
+    hip, knee, ankle = (np.asarray(j, dtype=np.float64).tolist() for j in joints)
+    # On Python floats: the same products and differences as the vectorised
+    # _cross(axes, corners - origins), at a fraction of the cost for 7 x 4 points.
+    hip_axes = list(zip(*np.asarray(frames[0], dtype=np.float64).tolist()))       # columns
+    ankle_axes = list(zip(*np.asarray(frames[2], dtype=np.float64).tolist()))
+    axes = hip_axes + [tuple(np.asarray(frames[1], dtype=np.float64).tolist())] + ankle_axes
+    origins = (hip, hip, hip, knee, ankle, ankle, ankle)
+    points = np.asarray(corners, dtype=np.float64).tolist()
+    rows = []
+    for (a0, a1, a2), (o0, o1, o2) in zip(axes, origins):
+        row = []
+        for c0, c1, c2 in points:
+            l0, l1, l2 = c0 - o0, c1 - o1, c2 - o2
+            row += (a1 * l2 - a2 * l1, a2 * l0 - a0 * l2, a0 * l1 - a1 * l0)
+        rows.append(row)
+    return np.array(rows).reshape(7, 3 * len(points))
 
 
+_EYE3 = np.eye(3)
 KNEE_AXIS = np.array([0.0, 0.0, 1.0])   # revolute axis of the knee in its link frame
 LEG_DOWN = np.array([0.0, -1.0, 0.0])   # thigh and shin direction in their link frames (URDF Y-up)
 
@@ -387,10 +455,11 @@ def leg_ik(body: Body, side: int, root_pos, root_R, q_hip_ref, ankle_target, foo
     d = float(np.sqrt(to_target @ to_target))
     l1, l2 = body.thigh, body.shin
     d = min(max(d, abs(l1 - l2) + 1e-6), l1 + l2 - 1e-6)
-    interior = np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0, 1.0))
+    # numpy's arccos (its bits differ from math.acos); math.cos / math.sin match numpy's.
+    interior = float(np.arccos(min(max((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0), 1.0)))
     knee = -(np.pi - interior)                       # DeepMimic knees flex to negative angles
     W_hip_ref = root_R @ _qmat(q_hip_ref)
-    c, s_ = np.cos(knee), np.sin(knee)
+    c, s_ = math.cos(knee), math.sin(knee)
     Rk = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])   # about the knee's local z
     ankle_now = W_hip_ref @ (l1 * LEG_DOWN + Rk @ (l2 * LEG_DOWN))
     W_hip = _rotation_matrix_between(ankle_now, to_target) @ W_hip_ref
@@ -401,33 +470,34 @@ def leg_ik(body: Body, side: int, root_pos, root_R, q_hip_ref, ankle_target, foo
 
 def _rotation_matrix_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Matrix of the minimal rotation taking direction a to direction b (Rodrigues)."""
-    a = a / np.sqrt(a @ a)
-    b = b / np.sqrt(b @ b)
-    v = _cross(a, b)
+    a = a / math.sqrt(a @ a)
+    b = b / math.sqrt(b @ b)
+    v0, v1, v2 = _cross3(a, b).tolist()
     c = float(a @ b)
     if c < -0.999999:
         return _qmat(_rotation_between(a, b))
-    K = _skew(v)
-    return np.eye(3) + K + K @ K * (1.0 / (1.0 + c))
+    K = np.array([[0.0, -v2, v1], [v2, 0.0, -v0], [-v1, v0, 0.0]])   # _skew(v)
+    return _EYE3 + K + K @ K * (1.0 / (1.0 + c))
 
 
 def _matrix_to_quat(R: np.ndarray) -> np.ndarray:
     """Unit quaternion (x, y, z, w) of a rotation matrix (Shepperd's method)."""
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
+    tr = r00 + r11 + r22
     if tr > 0:
-        s = 2.0 * np.sqrt(tr + 1.0)
-        q = [(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s]
-    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        q = [0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s]
-    elif R[1, 1] > R[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
-        q = [(R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s]
+        s = 2.0 * math.sqrt(tr + 1.0)
+        q = [(r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s]
+    elif r00 > r11 and r00 > r22:
+        s = 2.0 * math.sqrt(1.0 + r00 - r11 - r22)
+        q = [0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s]
+    elif r11 > r22:
+        s = 2.0 * math.sqrt(1.0 + r11 - r00 - r22)
+        q = [(r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s]
     else:
-        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
-        q = [(R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s, (R[1, 0] - R[0, 1]) / s]
+        s = 2.0 * math.sqrt(1.0 + r22 - r00 - r11)
+        q = [(r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s]
     q = np.array(q)
-    return q / np.linalg.norm(q)
+    return q / math.sqrt(q.dot(q))     # == q / np.linalg.norm(q)
 
 def _rotation_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Quaternion of the minimal rotation taking direction a to direction b."""
@@ -566,6 +636,7 @@ class SrbSimulator:
         self._support, self._off_balance = [], 0.0
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
+        self._leg_dofs = body.leg_dofs.ravel()
         self.peak_torque = None     # set to zeros to track the largest |torque| per DoF
 
     # -- one step ----------------------------------------------------------------------------
@@ -632,16 +703,20 @@ class SrbSimulator:
                     foot_R = _flatten_foot(foot_R)
                     ankle = np.array([ankle[0], ankle[1], ref.floor - body.sole_drop])
                 corners = ankle + body.sole @ foot_R.T
-                low = corners[:, 2] - ref.floor < s.contact_height
-                if not low.any():
-                    low = corners[:, 2] <= np.sort(corners[:, 2])[1]
-                corners = corners[low]
+                heights = (corners[:, 2] - ref.floor).tolist()
+                keep = [i for i, z in enumerate(heights) if z < s.contact_height]
+                if not keep:   # none near the floor: the two lowest corners
+                    zs = corners[:, 2].tolist()
+                    second = sorted(zs)[1]
+                    keep = [i for i, z in enumerate(zs) if z <= second]
+                if len(keep) < len(heights):
+                    corners = corners[keep]
                 corners[:, 2] = ref.floor
                 if self.fatigue is not None or self.need_torques:
                     hip = root_pos + root_R @ body.hip[k]
                     knee = knee_position(hip, ankle, root_R[:, 0], body.thigh, body.shin)
-                    knee_axis = _cross(knee - hip, ankle - knee)
-                    nk = float(np.sqrt(knee_axis @ knee_axis))
+                    knee_axis = _cross3(knee - hip, ankle - knee)
+                    nk = math.sqrt(knee_axis @ knee_axis)
                     knee_axis = knee_axis / nk if nk > 1e-9 else root_R[:, 1]
                     row_blocks.append(leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], corners))
                 legs.append((k, n_c, len(corners)))
@@ -653,7 +728,7 @@ class SrbSimulator:
 
         torque = np.zeros(len(body.tau_max))
         if n_c:
-            corners_all = np.vstack(corner_blocks)
+            corners_all = corner_blocks[0] if len(corner_blocks) == 1 else np.concatenate(corner_blocks)
             torque_rows = bounds = None
             if self.fatigue is not None:
                 rc = self.fatigue.model.residual_capacity
@@ -669,7 +744,7 @@ class SrbSimulator:
             for (k, start, count), rows in zip(legs, row_blocks):  # empty unless torques needed
                 torque[body.leg_dofs[k]] = rows @ forces[start:start + count].ravel()
             total = forces.sum(axis=0)
-            moment = _cross(corners_all - self.p, forces).sum(axis=0)
+            moment = _cross_rows(corners_all - self.p, forces).sum(axis=0)
         else:
             forces = np.zeros((0, 3))
             total = np.zeros(3)
@@ -720,7 +795,7 @@ class SrbSimulator:
         if self.fatigue is None:
             return
         s = self.s
-        dofs = self.body.leg_dofs.ravel()
+        dofs = self._leg_dofs
         rc = self.fatigue.model.residual_capacity[dofs]
         loaded = self.load_avg[dofs] > 0.02
         rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
@@ -738,7 +813,7 @@ class SrbSimulator:
                 self.events.append({"time": self.time, "frame": frame, "kind": "resume",
                                     "reason": "recovered" if weakest >= s.resume_rc else "recovery stalled"})
             return
-        self.tempo = float(np.clip((rc_eff - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo, 1.0))
+        self.tempo = min(max((rc_eff - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo), 1.0)
         # Rest only where a person can: both feet down, upright, hips over the feet (until then
         # the motion goes on at the slowest tempo).
         i, a = self.ref.index(self.phase)
@@ -758,7 +833,8 @@ class SrbSimulator:
         height = self.p[2] - self.ref.floor
         tilted = self.s.orientation == "dynamic" and float(quat.angle_between(self.q, q_r)) > 1.2
         if self._support:
-            reach = min(float(np.linalg.norm(self.p[:2] - xy)) for xy in self._support)
+            p_xy = self.p[:2]
+            reach = min(math.sqrt(d.dot(d)) for d in (p_xy - xy for xy in self._support))  # == norm
             limit = self.ref.support_reach + BALANCE_MARGIN * kin_scale(self.body)
             self._off_balance = self._off_balance + self.dt if reach > limit else 0.0
         lost = self._off_balance >= LOST_BALANCE_TIME
@@ -791,21 +867,23 @@ class SrbSimulator:
                 joints[n, self.limbs.joint_slots] = limbs
             r = ref.sample(phase)
             R = _qmat(q)
-            root_rot[n] = quat.multiply(q, r.root_rel)
+            root_rot[n] = quat.multiply4(q.tolist(), r.root_rel.tolist())
             root_R = _qmat(root_rot[n])
             root_pos[n] = p + R @ r.root_offset
+            ankles = r.ankle + offsets
+            sole_level = ref.floor - body.sole_drop
             for k in range(2):
-                ankle = r.ankle[k] + offsets[k]
+                ankle = ankles[k]
                 if not stance[k]:
-                    ankle[2] = max(ankle[2] + p[2] - r.com[2], ref.floor - body.sole_drop)
+                    ankle[2] = max(float(ankle[2] + p[2] - r.com[2]), sole_level)
                 foot_R = _qmat(r.foot_rot[k])
                 if resting and stance[k]:
                     foot_R = _flatten_foot(foot_R)
-                    ankle[2] = ref.floor - body.sole_drop
+                    ankle[2] = sole_level
                 hi, ki, ai = leg_idx[k]
                 q_hip, knee, q_ankle = leg_ik(body, k, root_pos[n], root_R, joints[n, hi], ankle, foot_R)
                 joints[n, hi] = q_hip
-                joints[n, ki] = [0.0, 0.0, np.sin(0.5 * knee), np.cos(0.5 * knee)]
+                joints[n, ki] = (0.0, 0.0, math.sin(0.5 * knee), math.cos(0.5 * knee))
                 joints[n, ai] = q_ankle
         contacts = np.array([st[4] for st in states], dtype=bool)
         return root_pos, root_rot, joints, contacts
