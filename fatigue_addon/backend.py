@@ -83,7 +83,7 @@ class InProcessRun:
         r = self.request
         try:
             take = simulate(r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                            progress=prog, cancel=canc)
+                            plan=r.get("plan"), progress=prog, cancel=canc)
             self._result = ("done", take)
         except SimulationCancelled:
             self._result = ("cancelled", None)
@@ -204,7 +204,8 @@ class WorkerRun:
         req = os.path.join(self._dir, "request.npz")
         self.take_path = os.path.join(self._dir, "take.npz")
         r = self.request
-        worker.write_request(req, r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"])
+        worker.write_request(req, r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
+                             plan=r.get("plan"))
         try:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "runtime.worker", req, self.take_path], cwd=str(ROOT),

@@ -336,10 +336,13 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
+        plan = body_plan(obj, settings, mapping)
     t3 = time.perf_counter()
-    request = {"clip": clip, "schedule": schedule, "mode": settings.mode.lower(), "height": height, "mass": mass}
+    request = {"clip": clip, "schedule": schedule, "mode": settings.mode.lower(), "height": height, "mass": mass,
+               "plan": plan}
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
-                   fps=info.fps, request=request, info=info, warnings=list(info.warnings),
+                   fps=info.fps, request=request, info=info,
+                   warnings=list(info.warnings) + list(plan.notes if plan is not None else ()),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
                    backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
                    take_name=take_name)
@@ -357,6 +360,17 @@ def check_take_name(name: str, source) -> None:
     existing = bpy.data.actions.get(name)
     if existing is not None and name != source.name + SUFFIX and existing.get(TAKE_TAG) is None:
         raise BakeInputError(f"an action '{name}' already exists and is not a fatigued take: give another take name")
+
+
+def body_plan(obj, settings, mapping: dict):
+    """The proxy's proportions: measured on the rig's rest pose (scale-free: lengths over the rig's
+    height) with de Leva masses, or None for the default humanoid."""
+    from ..runtime import anthropometry
+
+    if settings.proportions != "RIG":
+        return None
+    return anthropometry.plan_from_lengths(retarget.rig_segment_lengths(obj, mapping), retarget.rig_height(obj),
+                                           sex=settings.mass_distribution.lower())
 
 
 def make_run(job: BakeJob, prefs=None, threaded: bool = True):
@@ -498,6 +512,8 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "fps": float(job.fps),
         "height": float(job.request["height"]),
         "mass": float(job.request["mass"]),
+        "proportions": ({k: round(v, 3) for k, v in job.request["plan"].ratios.items()}
+                        if job.request.get("plan") is not None else "default"),
         "duration_stretch": float(take.duration_stretch()),
         "peak_fatigue": take.peak_fatigue_by(proxy.dof_body_parts()),
         "peak_fatigue_by_region": take.peak_fatigue_by(proxy.dof_regions()),

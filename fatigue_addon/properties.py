@@ -108,6 +108,22 @@ class FatigueSettings(bpy.types.PropertyGroup):
         default=1.75, min=0.5, max=3.0, unit="LENGTH")
     mass: bpy.props.FloatProperty(
         name="Mass", description="Body mass of the simulated character (kg)", default=70.0, min=10.0, max=300.0)
+    proportions: bpy.props.EnumProperty(
+        name="Proportions",
+        items=(
+            ("RIG", "From rig", "Thigh, shank, upper arm, hip and shoulder width measured on the armature's rest "
+                                "pose; segment masses and centres of mass from de Leva (1996)"),
+            ("DEFAULT", "Default humanoid", "The DeepMimic humanoid's proportions and masses, scaled to the height"),
+        ),
+        default="RIG",
+    )
+    mass_distribution: bpy.props.EnumProperty(
+        name="Mass distribution",
+        items=(("MALE", "Male", "de Leva (1996) segment masses, male table"),
+               ("FEMALE", "Female", "de Leva (1996) segment masses, female table")),
+        default="MALE",
+        description="Which de Leva table spreads the mass over the segments (From rig proportions)",
+    )
 
     # --- frame range ------------------------------------------------------------------------------
     use_custom_range: bpy.props.BoolProperty(

@@ -96,6 +96,10 @@ class VIEW3D_PT_fatigue_body(_FatigueSubPanel, bpy.types.Panel):
         sub.enabled = not s.use_rig_height
         sub.prop(s, "height")
         layout.prop(s, "mass")
+        layout.prop(s, "proportions")
+        sub = layout.row()
+        sub.enabled = s.proportions == "RIG"
+        sub.prop(s, "mass_distribution")
         layout.label(text="Fitness per body part (x)")
         col = layout.column(align=True)
         for part in ("legs", "arms", "trunk", "neck"):

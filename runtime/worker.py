@@ -26,6 +26,7 @@ if __package__ in (None, ""):          # ``python runtime/worker.py``: make ``ru
     __package__ = "runtime"            # noqa: A001
 
 from .clip import Clip  # noqa: E402
+from .anthropometry import BodyPlan  # noqa: E402
 from .schedule import FatigueSchedule  # noqa: E402
 from .take import FATIGUE_FIELDS, Take  # noqa: E402
 
@@ -44,8 +45,10 @@ def _unjson(a):
 
 
 def write_request(path, clip: Clip, schedule: FatigueSchedule | None, mode: str = "srb",
-                  height: float = 1.62, mass: float = 70.0, **kwargs) -> None:
+                  height: float = 1.62, mass: float = 70.0, plan: BodyPlan | None = None, **kwargs) -> None:
     """Everything ``simulate`` needs, as one npz (``kwargs``: other JSON-able simulate arguments)."""
+    if plan is not None:
+        kwargs["plan"] = {"ratios": dict(plan.ratios), "sex": plan.sex, "notes": list(plan.notes)}
     arrays = {
         "meta": _json({"protocol": PROTOCOL, "mode": mode, "height": float(height), "mass": float(mass),
                        "clip_name": clip.name, "clip_fps": float(clip.fps), "clip_loop": bool(clip.loop),
@@ -71,8 +74,12 @@ def read_request(path) -> dict:
         if meta["has_schedule"]:
             schedule = FatigueSchedule(fps=meta["schedule_fps"],
                                        **{k: z["schedule_" + k] for k in _SCHEDULE_FIELDS})
+    kwargs = dict(meta.get("kwargs", {}))
+    if kwargs.get("plan") is not None:
+        p = kwargs["plan"]
+        kwargs["plan"] = BodyPlan(ratios=dict(p["ratios"]), sex=p["sex"], notes=tuple(p.get("notes", ())))
     return {"clip": clip, "schedule": schedule, "mode": meta["mode"], "height": meta["height"],
-            "mass": meta["mass"], **meta.get("kwargs", {})}
+            "mass": meta["mass"], **kwargs}
 
 
 def write_take(path, take: Take) -> None:
@@ -136,7 +143,7 @@ def main(argv=None) -> int:
             last[0] = pct
             _say(f"@@progress {fraction:.4f}")
 
-    kwargs = {k: req[k] for k in ("seconds", "hold", "out_fps") if k in req}
+    kwargs = {k: req[k] for k in ("seconds", "hold", "out_fps", "plan") if k in req}
     try:
         take = simulate(req["clip"], req["schedule"], mode=req["mode"], height=req["height"], mass=req["mass"],
                         progress=progress, **kwargs)

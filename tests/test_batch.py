@@ -73,11 +73,16 @@ def test_operator_arguments_override_settings_for_this_bake_only(registered_addo
     assert report["source_frames"] == [1, 16]
     assert (s.preset, s.fitness, s.time_scale) == ("Average", pytest.approx(0.7), pytest.approx(5.0))
     tired_peak = max(report["peak_fatigue_by_region"].values())
+    # the proxy has the rig's proportions (the test template's thighs are 0.92x DeepMimic's)
+    assert report["proportions"]["thigh"] == pytest.approx(0.92, abs=0.02)
+    assert "de Leva" in report["notes"]["proportions"]
     assert bpy.data.actions["walk.tired"]["fatigued_take_of"] == "walk"
 
+    s.proportions = "DEFAULT"
     assert bpy.ops.fatigue.bake_take(armature=obj.name, preset="Fresh", take_name="walk.fresh") == {"FINISHED"}
     fresh = json.loads(s.last_report)
     assert fresh["fatigue"] == "off" and max(fresh["peak_fatigue_by_region"].values()) == 0.0
+    assert fresh["proportions"] == "default"
     assert tired_peak > 0.2
     assert bpy.data.actions["walk"].get("fatigued_take_of") is None        # the source is untouched
     assert bpy.ops.fatigue.bake_take(armature=obj.name, F=0.02, R=0.002, r=15.0, time_scale=40.0,

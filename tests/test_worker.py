@@ -77,6 +77,12 @@ def test_request_and_take_files_round_trip(tmp_path):
     assert back.events == take.events and back.notes == take.notes and back.mode == take.mode
     assert not list(tmp_path.glob("*.part"))
 
+    from runtime.anthropometry import BodyPlan
+
+    plan = BodyPlan(ratios={"thigh": 1.1, "shoulder_width": 0.9}, sex="female", notes=("shank: clamped",))
+    worker.write_request(tmp_path / "req2.npz", clip, None, height=1.7, mass=70.0, plan=plan)
+    assert worker.read_request(tmp_path / "req2.npz")["plan"] == plan
+
 
 def test_worker_process_streams_progress_and_matches_in_process(tmp_path):
     from runtime import worker
