@@ -16,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import tempfile
+import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -109,7 +111,7 @@ def urdf_path(plan: BodyPlan) -> Path:
     out = Path(tempfile.gettempdir()) / "fatigued_takes_proxies" / f"humanoid_{plan.key()}.urdf"
     if not out.is_file():
         out.parent.mkdir(parents=True, exist_ok=True)
-        part = out.with_suffix(f".{id(plan)}.part")
+        part = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
         part.write_text(urdf_text(plan), encoding="utf-8")
         part.replace(out)           # atomic: parallel bakes may write the same plan
     return out
