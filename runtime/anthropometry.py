@@ -72,8 +72,9 @@ def default_lengths(height: float = proxy.DEFAULT_HEIGHT) -> dict[str, float]:
     """Segment lengths (m) of the default proxy scaled to ``height``: joint to joint, the head from
     the neck joint to the crown, the widths between the left and right hip / shoulder joints."""
     s = proxy.URDF_SCALE * height / proxy.DEFAULT_HEIGHT
-    j = _joint_origins(_default_urdf_text())
-    neck = _find(ET.fromstring(_default_urdf_text()), "link", "neck")
+    root = ET.fromstring(_default_urdf_text())
+    j = {joint.get("name"): _xyz(joint.find("origin")) for joint in root.iter("joint")}
+    neck = _find(root, "link", "neck")
     sphere = neck.find("collision/geometry/sphere")
     crown = _xyz(neck.find("collision/origin"))[1] + float(sphere.get("radius"))
     return {
@@ -177,10 +178,6 @@ def _find(root, tag: str, name: str):
 def _links(root, suffix: str):
     names = (suffix,) if suffix in ("root", "chest", "neck") else (f"right_{suffix}", f"left_{suffix}")
     return [_find(root, "link", n) for n in names]
-
-
-def _joint_origins(text: str) -> dict[str, tuple[float, float, float]]:
-    return {j.get("name"): _xyz(j.find("origin")) for j in ET.fromstring(text).iter("joint")}
 
 
 def _segment_length(root, link_name: str, distal: str) -> float:
