@@ -49,7 +49,7 @@ import bpy
 import numpy as np
 
 from ..runtime import clip as rclip
-from ..runtime import proxy, quat
+from ..runtime import proxy, quat, repeatable
 from . import anim, rigmap
 from .checks import BakeInputError
 
@@ -184,7 +184,7 @@ def _rot_z(angle: float) -> np.ndarray:
 
 
 def _axis_rot(axis: int, angle: np.ndarray) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
+    c, s = repeatable.cos(angle), repeatable.sin(angle)
     r = np.zeros(angle.shape + (3, 3))
     i, j = [(1, 2), (2, 0), (0, 1)][axis]
     r[..., axis, axis] = 1.0
@@ -679,7 +679,7 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
                 prop, values = "rotation_quaternion", q
             else:
                 w = np.clip(q[:, 0], -1.0, 1.0)
-                ang = 2.0 * np.arccos(w)
+                ang = 2.0 * repeatable.arccos(w)
                 sn = np.sqrt(np.maximum(1.0 - w * w, 0.0))
                 axis = np.where(sn[:, None] > 1e-9, q[:, 1:] / np.maximum(sn, 1e-12)[:, None], [0.0, 1.0, 0.0])
                 prop, values = "rotation_axis_angle", np.concatenate([ang[:, None], axis], axis=1)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import proxy
+from . import proxy, repeatable
 
 _DATA = Path(__file__).with_name("data") / "fatigue_parameters.json"
 
@@ -79,7 +79,7 @@ def fitness_multipliers(fitness):
         bad = f[~(np.isfinite(f) & (f >= 0.0) & (f <= 1.0))].ravel()[0]
         raise ValueError(f"fitness = {bad!r}: it must be a number from 0 (exhausted) to 1 (athlete)")
     exponent = 2.0 * (f - 0.5)
-    return FITNESS_RANGE ** (-exponent), FITNESS_RANGE ** exponent, np.ones_like(f)
+    return repeatable.power(FITNESS_RANGE, -exponent), repeatable.power(FITNESS_RANGE, exponent), np.ones_like(f)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import proxy, quat
+from . import proxy, quat, repeatable
 from .clip import Clip
 
 # Tolerances for a 1.62 m proxy; scaled with the proxy's height.
@@ -92,7 +92,7 @@ class Kinematics:
         quats = joint_rots.tolist()
         rev = [j for j, r in enumerate(self.revolute) if r]
         if rev:
-            angles = (2.0 * np.arctan2(joint_rots[:, rev, 2], joint_rots[:, rev, 3])).tolist()
+            angles = (2.0 * repeatable.arctan2(joint_rots[:, rev, 2], joint_rots[:, rev, 3])).tolist()
             for row, a in zip(quats, angles):
                 for j, v in zip(rev, a):
                     row[j] = [v]

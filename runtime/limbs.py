@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import proxy
+from . import proxy, repeatable
 
 LIMB_JOINTS = ("chest", "neck", "right_shoulder", "right_elbow", "left_shoulder", "left_elbow")
 POSITION_GAIN = 1.0    # PyBullet motor error reduction (dimensionless, per step)
@@ -82,7 +82,7 @@ class LimbSimulator:
         p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
         for j, slot, sph in zip(self.joint_index, self.joint_slots, self.spherical):
             q = joint_rots[slot]
-            value = list(q) if sph else [2.0 * np.arctan2(q[2], q[3])]
+            value = list(q) if sph else [2.0 * repeatable.arctan2(q[2], q[3])]
             p.resetJointStateMultiDof(self.body, j, targetValue=value, physicsClientId=c)
 
     def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float) -> np.ndarray:
@@ -109,7 +109,7 @@ class LimbSimulator:
                 forces.append([self._ball_cap_list(cap[k:k + 3], last[k:k + 3], self._last[k:k + 3])] * 3)
                 k += 3
             else:
-                positions.append([float(2.0 * np.arctan2(q[2], q[3]))])
+                positions.append([float(2.0 * repeatable.arctan2(q[2], q[3]))])
                 velocities.append([w[2]])
                 forces.append([cap[k]])
                 k += 1
@@ -161,5 +161,5 @@ class LimbSimulator:
                 out[i] = s[0]
             else:
                 a = s[0][0]
-                out[i] = [0.0, 0.0, np.sin(0.5 * a), np.cos(0.5 * a)]
+                out[i] = [0.0, 0.0, repeatable.sin(0.5 * a), repeatable.cos(0.5 * a)]
         return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import proxy, quat
+from . import proxy, quat, repeatable
 from .clip import Clip
 from .take import Take
 
@@ -96,7 +96,7 @@ def arm_elevation_series(take: Take) -> np.ndarray:
     shoulders = [_joint_index("right_shoulder"), _joint_index("left_shoulder")]
     down = np.array([0.0, -1.0, 0.0])  # upper arm direction at rest, shoulder link frame
     arm = quat.rotate(take.clip.joint_rots[:, shoulders], down)
-    return np.degrees(np.arccos(np.clip(arm @ down, -1, 1))).mean(axis=1)
+    return np.degrees(repeatable.arccos(np.clip(arm @ down, -1, 1))).mean(axis=1)
 
 
 def arm_elevation_deg(take: Take) -> float:

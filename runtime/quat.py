@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from . import repeatable
+
 IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 
 
@@ -46,7 +48,7 @@ def from_axis_angle(axis, angle) -> np.ndarray:
     axis = np.asarray(axis, dtype=np.float64)
     axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
     half = 0.5 * np.asarray(angle, dtype=np.float64)[..., None]
-    return np.concatenate([axis * np.sin(half), np.cos(half)], axis=-1)
+    return np.concatenate([axis * repeatable.sin(half), repeatable.cos(half)], axis=-1)
 
 
 def to_rotvec(q: np.ndarray) -> np.ndarray:
@@ -54,7 +56,7 @@ def to_rotvec(q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=np.float64)
     q = np.where(q[..., 3:4] < 0, -q, q)
     s = np.linalg.norm(q[..., :3], axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(s, q[..., 3:4])
+    angle = 2.0 * repeatable.arctan2(s, q[..., 3:4])
     scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-12), 2.0)
     return q[..., :3] * scale
 
@@ -63,14 +65,14 @@ def from_rotvec(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     angle = np.linalg.norm(v, axis=-1, keepdims=True)
     half = 0.5 * angle
-    scale = np.where(angle > 1e-12, np.sin(half) / np.maximum(angle, 1e-12), 0.5)
-    return np.concatenate([v * scale, np.cos(half)], axis=-1)
+    scale = np.where(angle > 1e-12, repeatable.sin(half) / np.maximum(angle, 1e-12), 0.5)
+    return np.concatenate([v * scale, repeatable.cos(half)], axis=-1)
 
 
 def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Geodesic angle (radians) between rotations a and b."""
     d = np.abs(np.sum(np.asarray(a) * np.asarray(b), axis=-1))
-    return 2.0 * np.arccos(np.clip(d, -1.0, 1.0))
+    return 2.0 * repeatable.arccos(np.clip(d, -1.0, 1.0))
 
 
 def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -91,11 +93,11 @@ def slerp(a: np.ndarray, b: np.ndarray, t) -> np.ndarray:
     dot = np.sum(a * b, axis=-1, keepdims=True)
     b = np.where(dot < 0, -b, b)
     dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    sin_theta = np.sin(theta)
+    theta = repeatable.arccos(np.clip(dot, -1.0, 1.0))
+    sin_theta = repeatable.sin(theta)
     small = sin_theta < 1e-6
-    wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / np.where(small, 1.0, sin_theta))
-    wb = np.where(small, t, np.sin(t * theta) / np.where(small, 1.0, sin_theta))
+    wa = np.where(small, 1.0 - t, repeatable.sin((1.0 - t) * theta) / np.where(small, 1.0, sin_theta))
+    wb = np.where(small, t, repeatable.sin(t * theta) / np.where(small, 1.0, sin_theta))
     return normalize(wa * a + wb * b)
 
 
@@ -112,7 +114,7 @@ def to_matrix(q: np.ndarray) -> np.ndarray:
 def yaw(q: np.ndarray) -> np.ndarray:
     """Heading angle about world Z of the rotated x axis."""
     fwd = rotate(q, np.array([1.0, 0.0, 0.0]))
-    return np.arctan2(fwd[..., 1], fwd[..., 0])
+    return repeatable.arctan2(fwd[..., 1], fwd[..., 0])
 
 
 # -- one quaternion on Python floats ------------------------------------------------------------
@@ -145,7 +147,7 @@ def slerp4(a, b, t: float) -> list[float]:
     if dot < 0:
         bx, by, bz, bw = -bx, -by, -bz, -bw
     dot = abs(dot)
-    theta = float(np.arccos(min(max(dot, -1.0), 1.0)))   # numpy's arccos: the same bits as above
+    theta = float(repeatable.arccos(min(max(dot, -1.0), 1.0)))   # numpy's arccos: the same bits as above
     sin_theta = math.sin(theta)
     if sin_theta < 1e-6:
         wa, wb = 1.0 - t, t

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import quadprog
 
-from . import proxy, quat
+from . import proxy, quat, repeatable
 from .clip import Y_UP_TO_Z_UP, Clip, angular_velocity
 from .kinematics import ClipKinematics, Kinematics
 
@@ -456,7 +456,7 @@ def leg_ik(body: Body, side: int, root_pos, root_R, q_hip_ref, ankle_target, foo
     l1, l2 = body.thigh, body.shin
     d = min(max(d, abs(l1 - l2) + 1e-6), l1 + l2 - 1e-6)
     # numpy's arccos (its bits differ from math.acos); math.cos / math.sin match numpy's.
-    interior = float(np.arccos(min(max((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0), 1.0)))
+    interior = float(repeatable.arccos(min(max((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0), 1.0)))
     knee = -(np.pi - interior)                       # DeepMimic knees flex to negative angles
     W_hip_ref = root_R @ _qmat(q_hip_ref)
     c, s_ = math.cos(knee), math.sin(knee)

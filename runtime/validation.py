@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from . import fatigue_params
+from . import fatigue_params, repeatable
 from .fatigue import ThreeCompartmentModel
 
 DEFAULT_LOADS = tuple(round(0.1 * k, 1) for k in range(1, 10))
@@ -30,13 +30,13 @@ def closed_form_endurance(F: float, R: float, loads) -> np.ndarray:
     loads = np.asarray(loads, dtype=np.float64)
     ratio = R * (1.0 - loads) / (F * loads)
     with np.errstate(divide="ignore", invalid="ignore"):
-        et = -np.log1p(-ratio) / R
+        et = -repeatable.log1p(-ratio) / R
     return np.where(ratio < 1.0, et, np.inf)
 
 
 def power_model_endurance(b0: float, b1: float, loads) -> np.ndarray:
     """Frey Law & Avin (2010): ET = b0 * f^b1 (s), f = fraction of maximum."""
-    return b0 * np.asarray(loads, dtype=np.float64) ** b1
+    return b0 * repeatable.power(np.asarray(loads, dtype=np.float64), b1)
 
 
 def simulate_endurance(F, R, loads, dt: float = 1.0 / 240.0, LD: float = 10.0, LR: float = 10.0,
