@@ -1,7 +1,10 @@
-"""./fatigue bench: simulate the DeepMimic clips fresh and tired and measure tracking and fatigue.
+"""./fatigue bench: simulate the DeepMimic clips fresh, moderately tired and tired, and measure
+tracking and fatigue.
 
-The clips are a bench, not a target: nothing here is tuned per clip.  "tired" is a stated
-preset-like condition (fitness and speed-up below) so fatigue shows within the run.
+The clips are a bench, not a target: nothing here is tuned per clip.  The fatigued conditions are
+stated (fitness and speed-up below) so fatigue shows within the run; "moderate" is the shipped
+Untrained preset, "tired" the same muscles tiring twice as fast.  Three levels show whether the
+effects are graded (jumps get gradually lower) rather than binary.
 """
 from __future__ import annotations
 
@@ -19,11 +22,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime import clip as clips  # noqa: E402
-from runtime import metrics, proxy, schedule, simulate  # noqa: E402
+from runtime import fatigue_params, metrics, proxy, schedule, simulate  # noqa: E402
 
 # The tired condition: untrained muscles, fatigue and recovery 40x faster than published.
 TIRED_FITNESS = 0.25
 TIRED_TIME_SCALE = 40.0
+MODERATE = fatigue_params.preset("Untrained")     # fitness 0.25, 20x: the shipped preset
+CONDITIONS = ("fresh", "moderate", "tired")
 PUSH_FORCES = (50.0, 100.0, 150.0, 200.0, 300.0, 400.0)   # N, lateral, 0.2 s, mid-clip
 FIELDS = ("survived", "fall_time", "joint_err_deg", "root_err_m", "residual_force_bw_mean",
           "residual_force_bw_max", "min_rc", "phase_rate_mean", "realtime_x", "jump_apex_ratio",
@@ -34,8 +39,19 @@ def tired_schedule(fps: float = 30.0) -> schedule.FatigueSchedule:
     return schedule.from_fitness(TIRED_FITNESS, fps=fps, time_scale=TIRED_TIME_SCALE)
 
 
+def condition_schedule(condition: str, fps: float = 30.0) -> schedule.FatigueSchedule | None:
+    if condition == "tired":
+        return tired_schedule(fps)
+    if condition == "moderate":
+        return schedule.from_fitness(MODERATE.fitness, fps=fps, time_scale=MODERATE.time_scale,
+                                     initial_fatigue=MODERATE.initial_fatigue)
+    if condition == "fresh":
+        return None
+    raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
+
+
 def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=None):
-    sched = tired_schedule() if condition == "tired" else None
+    sched = condition_schedule(condition)
     # Non-looping clips play to their end, then hold the last pose for the rest of the run.
     hold = 0.0 if clip.loop else max(1.0, seconds - clip.duration)
     take = simulate.simulate(clip, sched, mode=mode, seconds=seconds, hold=hold, out_fps=30.0, push=push)
@@ -64,6 +80,7 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
         "rests": sum(e["kind"] == "rest" for e in take.events),
         "recovers_in_rests": metrics.recovers_in_rests(take),
         "jump_apex_ratio": metrics.jump_apex_ratio(take),
+        "jump_apexes_m": [round(a, 4) for a in metrics.flight_apexes(take, 0.0)],
         "speed_ratio": metrics.speed_ratio(take) if metrics.travels(reference) else None,
         "_knee": metrics.knee_flexion_deg(take),
         "_head": metrics.head_pitch_deg(take),
@@ -83,32 +100,37 @@ def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str) -> fl
 
 
 def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path | None = None,
-          log=print) -> dict:
+          log=print, conditions=CONDITIONS) -> dict:
+    """Every clip in every condition; the fatigued ones are compared with fresh (always run)."""
+    conditions = ("fresh",) + tuple(c for c in conditions if c != "fresh")
     runs = []
     for name in names:
         clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
-        pair = {}
+        measured = {}
         takes = {}
-        for condition in ("fresh", "tired"):
+        for condition in conditions:
             take = takes[condition] = run_one(clip, condition, seconds, mode)
-            pair[condition] = measure(clip, take, condition)
+            measured[condition] = measure(clip, take, condition)
             if pushes:
-                pair[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode)
-        fresh, tired = pair["fresh"], pair["tired"]
-        fresh.update(arm_elevation_drop_deg=None, knee_flexion_gain_deg=None, head_pitch_gain_deg=None)
-        tired["arm_elevation_drop_deg"] = metrics.arm_elevation_drop_deg(takes["tired"], takes["fresh"])
-        tired["knee_flexion_gain_deg"] = tired["_knee"] - fresh["_knee"]
-        tired["head_pitch_gain_deg"] = tired["_head"] - fresh["_head"]
-        fresh["jump_apex_ratio"] = None
-        if plots is not None:
+                measured[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode)
+        fresh = measured["fresh"]
+        for condition in conditions[1:]:
+            run = measured[condition]
+            run["arm_elevation_drop_deg"] = metrics.arm_elevation_drop_deg(takes[condition], takes["fresh"])
+            run["knee_flexion_gain_deg"] = run["_knee"] - fresh["_knee"]
+            run["head_pitch_gain_deg"] = run["_head"] - fresh["_head"]
+        fresh.update(arm_elevation_drop_deg=None, knee_flexion_gain_deg=None, head_pitch_gain_deg=None,
+                     jump_apex_ratio=None)
+        if plots is not None and "tired" in takes:
             _plot(name, takes, plots)
-        for run in (fresh, tired):
+        for run in measured.values():
             for key in [k for k in run if k.startswith("_")]:
                 del run[key]
             runs.append(run)
             log(_row(run))
     return {"mode": mode, "seconds": seconds,
             "tired": {"fitness": TIRED_FITNESS, "time_scale": TIRED_TIME_SCALE},
+            "moderate": {"preset": MODERATE.name, "fitness": MODERATE.fitness, "time_scale": MODERATE.time_scale},
             "runs": runs, "summary": _summary(runs)}
 
 
@@ -135,12 +157,12 @@ def _fmt(v) -> str:
 def _row(run: dict) -> str:
     keys = ("survived", "fall_time", "joint_err_deg", "root_err_m", "min_rc", "phase_rate_mean",
             "realtime_x", "jump_apex_ratio", "speed_ratio", "knee_flexion_gain_deg", "rests")
-    return f"{run['clip']:15s} {run['condition']:5s} " + " ".join(f"{k}={_fmt(run[k])}" for k in keys)
+    return f"{run['clip']:15s} {run['condition']:8s} " + " ".join(f"{k}={_fmt(run[k])}" for k in keys)
 
 
 def _summary(runs: list[dict]) -> dict:
     out = {}
-    for condition in ("fresh", "tired"):
+    for condition in CONDITIONS:
         sel = [r for r in runs if r["condition"] == condition]
         if not sel:
             continue
@@ -161,6 +183,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--clips", default=",".join(clips.DEEPMIMIC_CLIPS),
                     help="comma-separated DeepMimic clip names (default: all 15)")
     ap.add_argument("--seconds", type=float, default=10.0, help="seconds of motion per run (default 10)")
+    ap.add_argument("--conditions", default=",".join(CONDITIONS),
+                    help=f"comma-separated fatigue conditions (default: {','.join(CONDITIONS)}; fresh always runs)")
     ap.add_argument("--push", action="store_true", help="also find the largest survived lateral push")
     ap.add_argument("--plots", type=Path, metavar="DIR", help="write stick-figure strips and fatigue plots here")
     args = ap.parse_args(argv)
@@ -170,11 +194,15 @@ def main(argv: list[str]) -> int:
         print(f"fatigue: unknown clip {unknown[0]!r}; choose from {', '.join(clips.DEEPMIMIC_CLIPS)}",
               file=sys.stderr)
         return 2
+    conditions = tuple(c.strip() for c in args.conditions.split(",") if c.strip())
+    if not conditions or any(c not in CONDITIONS for c in conditions):
+        print(f"fatigue: --conditions takes some of {', '.join(CONDITIONS)}", file=sys.stderr)
+        return 2
     if not (0.5 <= args.seconds <= 600):
         print("fatigue: --seconds must be between 0.5 and 600", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    result = bench(names, args.seconds, args.mode, args.push, args.plots)
+    result = bench(names, args.seconds, args.mode, args.push, args.plots, conditions=conditions)
     result["wall_seconds"] = time.perf_counter() - t0
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
