@@ -14,7 +14,8 @@ tired leg cannot push as hard: take-off is weaker, jumps are lower, the body sin
 Feet follow the reference shifted by a per-foot offset that is constant in stance and blends,
 during swing, to a Raibert-style landing correction; a foot that reaches the floor early lands
 early (the reference phase skips ahead).  Tempo: the reference phase rate drops as the legs'
-residual capacity drops, and the character rests (phase frozen) until it recovers.
+residual capacity drops (on the ground only: flights are ballistic), and the character rests
+(phase frozen) until it recovers.
 """
 from __future__ import annotations
 
@@ -527,7 +528,8 @@ class SrbSettings:
     raibert_kp: float = 1.0       # landing correction per metre of COM error
     raibert_kv: float = 0.1       # ... per m/s of COM velocity error
     full_tempo_rc: float = 0.9    # legs' residual capacity above which the tempo is unchanged
-    rest_rc: float = 0.35         # ... below which the character stops to rest
+    rest_rc: float = 0.35         # ... below which the character stops to rest where it can
+    exhausted_rc: float = 0.2     # ... below which it stops as soon as both feet are down
     resume_rc: float = 0.7        # ... it resumes once every leg DoF is back above this
     min_tempo: float = 0.35
     rest_stall: float = 1.5       # s without recovery (RC +0.01) after which a rest ends anyway
@@ -644,8 +646,10 @@ class SrbSimulator:
         ref, s, body = self.ref, self.s, self.body
         phase = self.phase
         holding = phase >= ref.duration - 1e-9          # past the end: hold the last pose still
-        rate = 0.0 if (self.resting or holding) else self.tempo
         r = self._next_sample if self._next_sample_phase == phase else ref.sample(phase)
+        # Tempo is a choice a tired body makes with a foot on the ground; a flight is ballistic
+        # and takes the time gravity gives it (a slowed flight would fall far below the arc).
+        rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
         p_r = r.com
         if self.resting:
             # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
@@ -814,10 +818,11 @@ class SrbSimulator:
                                     "reason": "recovered" if weakest >= s.resume_rc else "recovery stalled"})
             return
         self.tempo = min(max((rc_eff - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo), 1.0)
-        # Rest only where a person can: both feet down, upright, hips over the feet (until then
-        # the motion goes on at the slowest tempo).
+        # Rest where a person would: both feet down, upright, hips over the feet (until then the
+        # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
+        # motion that never offers such a moment would otherwise carry the body until it falls.
         i, a = self.ref.index(self.phase)
-        restful = bool(self.ref.restful[i + (1 if a > 0.5 else 0)])
+        restful = bool(self.ref.restful[i + (1 if a > 0.5 else 0)]) or rc_eff < s.exhausted_rc
         if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and self.phase >= self._no_rest_before:
             self.resting = True
             self._rest_best, self._rest_best_time = float(rc.min()), self.time

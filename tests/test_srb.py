@@ -169,3 +169,42 @@ def test_a_huge_push_topples_the_body_and_a_small_one_does_not():
                              simulate_limbs=False)
     assert not small.fell
     assert huge.fell and 1.5 < next(e["time"] for e in huge.events if e["kind"] == "fall") < 3.0
+
+
+def test_a_slowed_tempo_slows_ground_phases_but_not_flights(kin, body):
+    """A flight is ballistic: slowing its reference would let gravity pull the body far below the
+    arc (that made tired dancers and spinners collapse).  Only ground phases take the tempo."""
+    jump = load("jump").repeated(3.0)
+    ref = srb.build_reference(jump, kin.analyse(jump), body)
+    sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
+    sim.tempo = 0.5                       # no fatigue model: the tempo stays where it is set
+    advance = {True: [], False: []}
+    while sim.phase < 2.5 and not sim.fallen:
+        before = sim.phase
+        grounded = bool(ref.sample(before).contact.any())
+        sim.step()
+        advance[grounded].append(sim.phase - before)
+    assert advance[False], "the clip has flights"
+    air, ground = np.array(advance[False]), np.array(advance[True])
+    # Full rate in the air (an early landing may skip ahead, never behind).
+    assert np.median(air) == pytest.approx(sim.dt) and air.min() >= sim.dt - 1e-12
+    assert np.median(ground) == pytest.approx(0.5 * sim.dt)
+
+
+def test_an_exhausted_character_rests_even_where_the_motion_offers_no_restful_moment(kin, body):
+    walk = load("walk").repeated(3.0)
+    ref = srb.build_reference(walk, kin.analyse(walk), body)
+    ref = srb.Reference(**{**{f: getattr(ref, f) for f in ref.__dataclass_fields__},
+                           "restful": np.zeros_like(ref.restful)})
+    model = schedule.ScheduledModel(schedule.from_fitness(0.5, fps=30))
+    legs = body.leg_dofs.ravel()
+    rested = {}
+    for capacity in (0.3, 0.1):           # tired (between exhausted and rest) vs exhausted
+        sim = srb.SrbSimulator(ref, body, model, srb.SrbSettings())
+        state = model.model
+        state.fatigued[:], state.active[:], state.resting[:] = 0.0, 0.0, 1.0
+        state.fatigued[legs], state.resting[legs] = 1.0 - capacity, capacity
+        for _ in range(60):
+            sim.step()
+        rested[capacity] = any(e["kind"] == "rest" for e in sim.events)
+    assert rested == {0.3: False, 0.1: True}
