@@ -34,6 +34,15 @@ class BackendError(BakeInputError):
     """The simulation failed (SimulationError, worker died): one line for the user."""
 
 
+def load_policy(path: str | None):
+    """The SRB policy a request names (None: the rule alone)."""
+    if not path:
+        return None
+    from ..runtime.policy import SrbPolicy
+
+    return SrbPolicy.load(path)
+
+
 def pybullet_here() -> bool:
     """Whether this Python can run the simulation itself."""
     try:
@@ -68,6 +77,7 @@ class InProcessRun:
         self._thread = None
 
     def _run(self, progress=None, cancel=None):
+        from ..runtime.policy import PolicyError
         from ..runtime.simulate import SimulationCancelled, SimulationError, simulate
 
         def prog(f):
@@ -83,11 +93,11 @@ class InProcessRun:
         r = self.request
         try:
             take = simulate(r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                            plan=r.get("plan"), progress=prog, cancel=canc)
+                            plan=r.get("plan"), policy=load_policy(r.get("policy")), progress=prog, cancel=canc)
             self._result = ("done", take)
         except SimulationCancelled:
             self._result = ("cancelled", None)
-        except SimulationError as exc:
+        except (SimulationError, PolicyError) as exc:
             self._result = ("error", _one_line(exc))
         except Exception as exc:   # a simulator bug: still one line, nothing written
             import traceback
@@ -205,7 +215,7 @@ class WorkerRun:
         self.take_path = os.path.join(self._dir, "take.npz")
         r = self.request
         worker.write_request(req, r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                             plan=r.get("plan"))
+                             plan=r.get("plan"), policy=r.get("policy"))
         try:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "runtime.worker", req, self.take_path], cwd=str(ROOT),

@@ -70,6 +70,7 @@ class BakeOptions:
     r: float | None = None
     time_scale: float | None = None  # default 1 (rates as given) when F, R, r are given
     mode: str | None = None          # "srb" or "torque"
+    foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
     take_name: str | None = None     # the new action's name (default <source>.fatigued)
 
     def settings_overrides(self, settings) -> dict:
@@ -108,6 +109,11 @@ class BakeOptions:
             if mode not in ("SRB", "TORQUE"):
                 raise BakeInputError(f"unknown mode '{self.mode}': use srb or torque")
             out["mode"] = mode
+        if self.foot_placement is not None:
+            placement = str(self.foot_placement).strip().upper()
+            if placement not in ("POLICY", "RULE"):
+                raise BakeInputError(f"unknown foot placement '{self.foot_placement}': use policy or rule")
+            out["foot_placement"] = placement
         return out
 
 
@@ -339,7 +345,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         plan = body_plan(obj, settings, mapping)
     t3 = time.perf_counter()
     request = {"clip": clip, "schedule": schedule, "mode": settings.mode.lower(), "height": height, "mass": mass,
-               "plan": plan}
+               "plan": plan, "policy": policy_path(settings)}
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=list(info.warnings) + list(plan.notes if plan is not None else ()),
@@ -360,6 +366,18 @@ def check_take_name(name: str, source) -> None:
     existing = bpy.data.actions.get(name)
     if existing is not None and name != source.name + SUFFIX and existing.get(TAKE_TAG) is None:
         raise BakeInputError(f"an action '{name}' already exists and is not a fatigued take: give another take name")
+
+
+def policy_path(settings) -> str | None:
+    """The shipped SRB policy's file when the settings ask for it (checked before anything runs)."""
+    if getattr(settings, "foot_placement", "RULE") != "POLICY":
+        return None
+    from ..runtime import policy
+
+    if not policy.DEFAULT_MODEL.is_file() or not policy.DEFAULT_MODEL.with_suffix(".json").is_file():
+        raise BakeInputError(f"the shipped policy {policy.DEFAULT_MODEL.name} is missing: reinstall the "
+                             "extension, or set Foot placement to Rule in the Fatigue panel")
+    return str(policy.DEFAULT_MODEL)
 
 
 def body_plan(obj, settings, mapping: dict):
@@ -505,6 +523,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "action": action.name,
         "source": job.source,
         "mode": take.mode,
+        "foot_placement": take.notes.get("foot_placement", "Raibert rule"),
         "backend": job.backend,
         "source_frames": [job.frame_start, job.frame_end],
         "frames": int(take.frames),

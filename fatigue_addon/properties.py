@@ -39,6 +39,15 @@ class FatigueSettings(bpy.types.PropertyGroup):
         ),
         default="SRB",
     )
+    foot_placement: bpy.props.EnumProperty(
+        name="Foot placement",
+        items=(
+            ("POLICY", "Learned", "The shipped fatigue-aware SRB policy corrects where the feet land and how fast "
+                                  "the body goes (models/srb_general)"),
+            ("RULE", "Rule", "Raibert foot placement rule alone"),
+        ),
+        default="RULE",
+    )
     preset: bpy.props.EnumProperty(
         name="Fitness preset",
         items=_PRESET_ITEMS,

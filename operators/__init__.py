@@ -226,6 +226,8 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
         name="Fatigue speed-up", options=_SCRIPT_ONLY,
         description="Fatigue runs this many times faster (default: the preset's; 1 when F, R, r are given)")
     mode: bpy.props.StringProperty(name="Mode", options=_SCRIPT_ONLY, description="srb or torque")
+    foot_placement: bpy.props.StringProperty(
+        name="Foot placement", options=_SCRIPT_ONLY, description="policy (the shipped SRB policy) or rule")
     take_name: bpy.props.StringProperty(
         name="Take name", options=_SCRIPT_ONLY, description="Name of the new action (default <action>.fatigued)")
 

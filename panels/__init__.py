@@ -59,6 +59,8 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
         layout.prop(settings, "mode", expand=True)
         if settings.mode == "TORQUE":
             layout.label(text="Torque mode is not available yet", icon="ERROR")
+        else:
+            layout.prop(settings, "foot_placement", expand=True)
         col = layout.column(align=True)
         col.prop(settings, "preset")
         col = col.column(align=True)

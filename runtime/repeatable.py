@@ -52,3 +52,7 @@ def log1p(x):
 
 def power(base, exponent):
     return np.power(_contiguous(base), _contiguous(exponent))
+
+
+def tanh(x):
+    return np.tanh(_contiguous(x))

@@ -16,6 +16,7 @@ from . import proxy, quat, srb
 from .clip import Clip
 from .kinematics import Kinematics
 from .limbs import LimbSimulator
+from .policy import CONTROL_RATE
 from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
 from .take import Take
@@ -49,6 +50,7 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     plan: BodyPlan | None = None,
+    policy=None,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -58,7 +60,8 @@ def simulate(
     the same clip (srb.calibrate_tau_max), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
-    (runtime.anthropometry; None: the default humanoid).  Deterministic: same inputs, bit-identical Take.
+    (runtime.anthropometry; None: the default humanoid).  ``policy``: a runtime.policy.SrbPolicy
+    that corrects foot placement and COM velocity (None: the Raibert rule alone).  Deterministic: same inputs, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
@@ -92,6 +95,7 @@ def simulate(
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
     sim.need_torques = False
+    attach_policy(sim, policy)
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
                            "simulated feet; leg joint torques from the contact forces, fatigue-bounded",
@@ -105,6 +109,8 @@ def simulate(
                             "the character's: segment ratios " + ", ".join(f"{k} {v:.2f}" for k, v in
                                                                         sorted(plan.ratios.items()))
                             + f"; de Leva (1996) {plan.sex} segment masses")
+    notes["foot_placement"] = ("Raibert rule" if policy is None else
+                               f"Raibert rule corrected by the policy {policy.name!r} at {CONTROL_RATE:g} Hz")
     if floor_work:
         notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
                                     "feet, which foot contacts alone cannot carry (no centroidal dynamics, "
@@ -148,6 +154,12 @@ def simulate(
     finally:
         if limbs is not None:
             limbs.close()
+
+
+def attach_policy(sim: srb.SrbSimulator, policy) -> None:
+    """Let ``policy`` (or nothing) correct ``sim`` every control step."""
+    sim.controller = policy
+    sim.control_every = max(1, int(round(sim.s.rate / CONTROL_RATE)))
 
 
 def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float,

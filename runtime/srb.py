@@ -640,10 +640,20 @@ class SrbSimulator:
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self._leg_dofs = body.leg_dofs.ravel()
         self.peak_torque = None     # set to zeros to track the largest |torque| per DoF
+        # A policy (runtime.policy) corrects the rule every control step: swing-foot landing
+        # shifts and a COM velocity target shift, world xy; zero without one.
+        self.controller = None
+        self.control_every = 1
+        self.landing_adjust = np.zeros((2, 2))
+        self.velocity_adjust = np.zeros(2)
+        self.steps = 0
 
     # -- one step ----------------------------------------------------------------------------
     def step(self) -> None:
         ref, s, body = self.ref, self.s, self.body
+        if self.controller is not None and self.steps % self.control_every == 0:
+            self.controller.control(self)
+        self.steps += 1
         phase = self.phase
         holding = phase >= ref.duration - 1e-9          # past the end: hold the last pose still
         r = self._next_sample if self._next_sample_phase == phase else ref.sample(phase)
@@ -660,6 +670,8 @@ class SrbSimulator:
             stand = ref.floor - body.sole_drop + REST_LEG_EXTENSION * (body.thigh + body.shin) - hip_over_com
             p_r = np.array([centre[0], centre[1], max(p_r[2], stand)])
         v_r = r.com_vel * rate
+        if self.controller is not None:
+            v_r = v_r + np.array([self.velocity_adjust[0], self.velocity_adjust[1], 0.0])
         acc_des = r.com_acc * (rate * rate) + s.kp * (p_r - self.p) + s.kd * (v_r - self.v)
         R = _qmat(self.q)
         if s.orientation == "dynamic":
@@ -688,6 +700,8 @@ class SrbSimulator:
             if not foot.stance:
                 target = np.zeros(3)
                 target[:2] = s.raibert_kp * (self.p[:2] - p_r[:2]) + s.raibert_kv * (self.v[:2] - v_r[:2])
+                if self.controller is not None:
+                    target[:2] += self.landing_adjust[k]
                 span = max(foot.land_phase - foot.lift_phase, 1e-6)
                 blend = _smoothstep((phase - foot.lift_phase) / span)
                 foot.offset = (1 - blend) * foot.lift_offset + blend * target

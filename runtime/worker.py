@@ -145,9 +145,12 @@ def main(argv=None) -> int:
 
     kwargs = {k: req[k] for k in ("seconds", "hold", "out_fps", "plan") if k in req}
     try:
+        if req.get("policy"):
+            from .policy import SrbPolicy
+            kwargs["policy"] = SrbPolicy.load(req["policy"])
         take = simulate(req["clip"], req["schedule"], mode=req["mode"], height=req["height"], mass=req["mass"],
                         progress=progress, **kwargs)
-    except SimulationError as exc:
+    except (SimulationError, ValueError) as exc:   # PolicyError is a ValueError
         _say(f"@@error {str(exc).splitlines()[0]}")
         return 2
     write_take(argv[1], take)

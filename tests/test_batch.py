@@ -101,6 +101,7 @@ OPERATOR_ERRORS = {
     "take over source": ({"take_name": "walk"}, "cannot replace its source action 'walk'"),
     "take over user action": ({"take_name": "other"}, "'other' already exists and is not a fatigued take"),
     "bad mode": ({"mode": "ragdoll"}, "unknown mode 'ragdoll': use srb or torque"),
+    "bad foot placement": ({"foot_placement": "hop"}, "unknown foot placement 'hop': use policy or rule"),
 }
 
 

@@ -64,6 +64,8 @@ def parser() -> argparse.ArgumentParser:
                      help="fatigue runs this many times faster (default: the preset's; 1 with --F --R --r)")
     ap.add_argument("--variants", help=f"comma-separated, one action each: {', '.join(VARIANT_NAMES)}")
     ap.add_argument("--mode", choices=("srb", "torque"), help="simulation mode (default: the file's setting)")
+    ap.add_argument("--foot-placement", choices=("policy", "rule"),
+                    help="SRB foot placement: the shipped learned policy or the rule (default: the file's setting)")
     ap.add_argument("--summary", type=Path, help="write a JSON summary of every take here")
     ap.add_argument("--jobs", type=int, default=1, help="takes baked in parallel processes (default 1)")
     ap.add_argument("--timeout", type=float, help="stop a take that runs longer than this many seconds")
@@ -162,7 +164,7 @@ def plan(args) -> list[dict]:
 
     base = {"armature": args.armature, "action": args.action, "frame_start": frame_start, "frame_end": frame_end,
             "preset": args.preset, "fitness": args.fitness, "time_scale": args.time_scale, "mode": args.mode,
-            "timeout": args.timeout, **rates}
+            "foot_placement": args.foot_placement, "timeout": args.timeout, **rates}
     chains = []
     for src, dst in zip(inputs, outs):
         chain = []
@@ -295,7 +297,7 @@ def bake_one(spec: dict) -> dict:
         return result
     result["armature"] = armature
     kwargs = {k: spec[k] for k in ("action", "frame_start", "frame_end", "preset", "fitness", "F", "R", "r",
-                                   "time_scale", "mode") if spec.get(k) is not None}
+                                   "time_scale", "mode", "foot_placement") if spec.get(k) is not None}
     obj = bpy.data.objects[armature]
     if spec.get("variant"):
         source = kwargs.get("action")

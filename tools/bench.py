@@ -50,11 +50,12 @@ def condition_schedule(condition: str, fps: float = 30.0) -> schedule.FatigueSch
     raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
 
 
-def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=None):
+def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=None, policy=None):
     sched = condition_schedule(condition)
     # Non-looping clips play to their end, then hold the last pose for the rest of the run.
     hold = 0.0 if clip.loop else max(1.0, seconds - clip.duration)
-    take = simulate.simulate(clip, sched, mode=mode, seconds=seconds, hold=hold, out_fps=30.0, push=push)
+    take = simulate.simulate(clip, sched, mode=mode, seconds=seconds, hold=hold, out_fps=30.0, push=push,
+                             policy=policy)
     return take
 
 
@@ -87,12 +88,12 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
     }
 
 
-def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str) -> float:
+def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str, policy=None) -> float:
     """Largest lateral push (N, 0.2 s at mid-clip) the character survives."""
     mid = 0.5 * (seconds if clip.loop else clip.duration)
     best = 0.0
     for force in PUSH_FORCES:
-        take = run_one(clip, condition, seconds, mode, push=(mid, 0.2, np.array([0.0, force, 0.0])))
+        take = run_one(clip, condition, seconds, mode, push=(mid, 0.2, np.array([0.0, force, 0.0])), policy=policy)
         if take.fell:
             break
         best = force
@@ -100,7 +101,7 @@ def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str) -> fl
 
 
 def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path | None = None,
-          log=print, conditions=CONDITIONS) -> dict:
+          log=print, conditions=CONDITIONS, policy=None) -> dict:
     """Every clip in every condition; the fatigued ones are compared with fresh (always run)."""
     conditions = ("fresh",) + tuple(c for c in conditions if c != "fresh")
     runs = []
@@ -109,10 +110,10 @@ def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path
         measured = {}
         takes = {}
         for condition in conditions:
-            take = takes[condition] = run_one(clip, condition, seconds, mode)
+            take = takes[condition] = run_one(clip, condition, seconds, mode, policy=policy)
             measured[condition] = measure(clip, take, condition)
             if pushes:
-                measured[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode)
+                measured[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode, policy)
         fresh = measured["fresh"]
         for condition in conditions[1:]:
             run = measured[condition]
@@ -128,7 +129,7 @@ def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path
                 del run[key]
             runs.append(run)
             log(_row(run))
-    return {"mode": mode, "seconds": seconds,
+    return {"mode": mode, "seconds": seconds, "policy": policy.name if policy is not None else None,
             "tired": {"fitness": TIRED_FITNESS, "time_scale": TIRED_TIME_SCALE},
             "moderate": {"preset": MODERATE.name, "fitness": MODERATE.fitness, "time_scale": MODERATE.time_scale},
             "runs": runs, "summary": _summary(runs)}
@@ -185,6 +186,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="seconds of motion per run (default 10)")
     ap.add_argument("--conditions", default=",".join(CONDITIONS),
                     help=f"comma-separated fatigue conditions (default: {','.join(CONDITIONS)}; fresh always runs)")
+    ap.add_argument("--policy", type=Path, metavar="NPZ", help="SRB policy to run (default: none, the rule alone)")
     ap.add_argument("--push", action="store_true", help="also find the largest survived lateral push")
     ap.add_argument("--plots", type=Path, metavar="DIR", help="write stick-figure strips and fatigue plots here")
     args = ap.parse_args(argv)
@@ -201,8 +203,16 @@ def main(argv: list[str]) -> int:
     if not (0.5 <= args.seconds <= 600):
         print("fatigue: --seconds must be between 0.5 and 600", file=sys.stderr)
         return 2
+    policy = None
+    if args.policy is not None:
+        from runtime.policy import PolicyError, SrbPolicy
+        try:
+            policy = SrbPolicy.load(args.policy)
+        except PolicyError as exc:
+            print(f"fatigue: {exc}", file=sys.stderr)
+            return 2
     t0 = time.perf_counter()
-    result = bench(names, args.seconds, args.mode, args.push, args.plots, conditions=conditions)
+    result = bench(names, args.seconds, args.mode, args.push, args.plots, conditions=conditions, policy=policy)
     result["wall_seconds"] = time.perf_counter() - t0
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")

@@ -208,6 +208,18 @@ def cmd_bench_bake(argv: list[str]) -> int:
     return bench_bake.main(argv)
 
 
+def cmd_train(argv: list[str]) -> int:
+    import train
+
+    return train.main(argv)
+
+
+def cmd_eval_policy(argv: list[str]) -> int:
+    import policy_eval
+
+    return policy_eval.main(argv)
+
+
 def cmd_build(argv: list[str]) -> int:
     import build_extension
 
@@ -215,7 +227,8 @@ def cmd_build(argv: list[str]) -> int:
 
 
 COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench,
-            "bake": cmd_bake, "bench-bake": cmd_bench_bake}
+            "bake": cmd_bake, "bench-bake": cmd_bench_bake, "train": cmd_train,
+            "eval-policy": cmd_eval_policy}
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,358 @@
+"""PPO for the SRB policy: torch for the update, numpy workers for the rollouts.
+
+Why this shape: the simulator is single-threaded Python, so rollouts run in one process per core,
+each stepping a few environments with the *numpy* policy the bake ships (runtime.policy.Mlp) plus
+Gaussian exploration; the main process turns the batch into a PPO update in torch.  Everything is
+seeded; a checkpoint after every iteration lets a run stop at any time (a 10-minute command
+limit, a session's end) and ``--resume`` continue it.  A resumed run is deterministic too, but
+not bit-identical to an uninterrupted one (episodes in flight restart).
+"""
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from .. import policy as pol
+from . import srb_env
+
+
+@dataclass
+class Config:
+    clips: list[str]
+    kind: str = "window"
+    steps: int = 200_000          # control steps (1/30 s each) of experience in all
+    workers: int = 2
+    envs_per_worker: int = 8
+    horizon: int = 64             # control steps per env per iteration
+    hidden: tuple[int, ...] = (64, 64)
+    gamma: float = 0.99           # ~3 s horizon at 30 Hz: a fall seconds after a bad step still counts
+    lam: float = 0.95
+    clip_ratio: float = 0.2
+    epochs: int = 5
+    minibatch: int = 1024
+    lr: float = 3e-4
+    init_log_std: float = -1.5    # exploration std 0.22 of the action range
+    seed: int = 0
+    held_out: list[str] = field(default_factory=list)
+
+    @property
+    def batch(self) -> int:
+        return self.workers * self.envs_per_worker * self.horizon
+
+
+# -- networks -----------------------------------------------------------------------------------
+def mlp(sizes: list[int], last_gain: float) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        linear = nn.Linear(sizes[i], sizes[i + 1])
+        last = i == len(sizes) - 2
+        nn.init.orthogonal_(linear.weight, gain=last_gain if last else math.sqrt(2.0))
+        nn.init.zeros_(linear.bias)
+        layers.append(linear)
+        if not last:
+            layers.append(nn.Tanh())
+    return nn.Sequential(*layers).double()
+
+
+class ActorCritic(nn.Module):
+    def __init__(self, obs_size: int, act_size: int, hidden: tuple[int, ...], init_log_std: float):
+        super().__init__()
+        # A tiny last layer: the untrained policy outputs ~0, i.e. the Raibert rule alone.
+        self.actor = mlp([obs_size, *hidden, act_size], last_gain=0.01)
+        self.critic = mlp([obs_size, *hidden, 1], last_gain=1.0)
+        self.log_std = nn.Parameter(torch.full((act_size,), init_log_std, dtype=torch.float64))
+
+    def to_numpy(self, obs_mean: np.ndarray, obs_std: np.ndarray) -> pol.Mlp:
+        linears = [m for m in self.actor if isinstance(m, nn.Linear)]
+        return pol.Mlp([m.weight.detach().numpy().T.copy() for m in linears],
+                       [m.bias.detach().numpy().copy() for m in linears], obs_mean.copy(), obs_std.copy())
+
+
+class Normaliser:
+    """Running mean and variance of observations (frozen while a batch is collected and used)."""
+
+    def __init__(self, size: int):
+        self.count, self.mean, self.m2 = 1e-4, np.zeros(size), np.ones(size)
+
+    def update(self, x: np.ndarray) -> None:
+        n = len(x)
+        mean, var = x.mean(axis=0), x.var(axis=0)
+        delta = mean - self.mean
+        total = self.count + n
+        self.mean = self.mean + delta * n / total
+        self.m2 = self.m2 + var * n + delta ** 2 * self.count * n / total
+        self.count = total
+
+    @property
+    def std(self) -> np.ndarray:
+        return np.sqrt(np.maximum(self.m2 / self.count, 1e-6))
+
+    def state(self) -> dict:
+        return {"count": self.count, "mean": self.mean.tolist(), "m2": self.m2.tolist()}
+
+    def load(self, state: dict) -> None:
+        self.count, self.mean, self.m2 = state["count"], np.array(state["mean"]), np.array(state["m2"])
+
+
+# -- rollout workers ----------------------------------------------------------------------------
+def _worker(conn, clips: list[str], kind: str, envs: int, seed: int) -> None:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    prepared = [srb_env.prepare(name) for name in clips]
+    pool = [srb_env.SrbEnv(prepared, kind, seed * 1000 + i) for i in range(envs)]
+    obs = [env.reset() for env in pool]
+    returns = [0.0] * envs
+    lengths = [0] * envs
+    while True:
+        message = conn.recv()
+        if message is None:
+            return
+        arrays, log_std, horizon, noise_seed = message
+        policy = pol.Mlp.from_arrays(arrays)
+        rng = np.random.default_rng(noise_seed)
+        std = np.exp(log_std)
+        out = {k: [] for k in ("obs", "act", "rew", "fell", "over", "next_obs")}
+        finished = []
+        for _ in range(horizon):
+            for i, env in enumerate(pool):
+                mean = policy(obs[i])
+                act = mean + std * rng.standard_normal(mean.shape)
+                nxt, r, fell, over = env.step(act)
+                out["obs"].append(obs[i])
+                out["act"].append(act)
+                out["rew"].append(r)
+                out["fell"].append(fell)
+                out["over"].append(over)
+                out["next_obs"].append(nxt)
+                returns[i] += r
+                lengths[i] += 1
+                if over:
+                    finished.append({"clip": env.clip_name, "return": returns[i], "seconds": env.sim.time,
+                                     "fell": fell})
+                    returns[i], lengths[i] = 0.0, 0
+                    nxt = env.reset()
+                obs[i] = nxt
+        # Time-major per env: reshape (horizon, envs, ...)
+        batch = {k: np.asarray(v, dtype=np.float64).reshape(horizon, envs, -1) for k, v in out.items()}
+        conn.send((batch, finished))
+
+
+class Rollouts:
+    """Persistent worker processes (spawned: no pybullet state is shared)."""
+
+    def __init__(self, cfg: Config):
+        ctx = mp.get_context("spawn")
+        self.conns, self.procs = [], []
+        for w in range(cfg.workers):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, cfg.clips, cfg.kind, cfg.envs_per_worker,
+                                                     cfg.seed * 100 + w), daemon=True)
+            proc.start()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    def collect(self, mlp_: pol.Mlp, log_std: np.ndarray, horizon: int, seed: int):
+        arrays = mlp_.arrays()
+        for w, conn in enumerate(self.conns):
+            conn.send((arrays, log_std, horizon, seed * 100 + w))
+        results = [conn.recv() for conn in self.conns]
+        batch = {k: np.concatenate([r[0][k] for r in results], axis=1) for k in results[0][0]}
+        finished = [f for r in results for f in r[1]]
+        return batch, finished
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+
+
+# -- training -----------------------------------------------------------------------------------
+def _gae(cfg: Config, values, next_values, rew, fell, over):
+    """Advantages over a (T, N) batch; a fall is terminal, a time limit bootstraps."""
+    T = rew.shape[0]
+    adv = np.zeros_like(rew)
+    last = np.zeros(rew.shape[1])
+    for t in reversed(range(T)):
+        alive = 1.0 - fell[t]
+        delta = rew[t] + cfg.gamma * next_values[t] * alive - values[t]
+        cont = 1.0 - over[t]
+        last = delta + cfg.gamma * cfg.lam * cont * last
+        adv[t] = last
+    return adv, adv + values
+
+
+def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: float | None = None) -> dict:
+    """Train until ``cfg.steps`` control steps (or ``max_minutes`` of this call); returns the curve."""
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(1)
+    obs_size = pol.observation_size(cfg.kind)
+    net = ActorCritic(obs_size, pol.ACTION_SIZE, cfg.hidden, cfg.init_log_std)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    norm = Normaliser(obs_size)
+    curve: list[dict] = []
+    iteration, steps_done, wall_before = 0, 0, 0.0
+    ckpt = out / "checkpoint.pt"
+    if resume:
+        if not ckpt.is_file():
+            raise FileNotFoundError(f"--resume: no checkpoint in {out}")
+        state = torch.load(ckpt, weights_only=False)
+        if state["config"]["clips"] != cfg.clips or state["config"]["kind"] != cfg.kind:
+            raise ValueError(f"--resume: the checkpoint in {out} was trained on {state['config']['clips']} "
+                             f"({state['config']['kind']}); give the same --clips and --kind")
+        net.load_state_dict(state["net"])
+        opt.load_state_dict(state["opt"])
+        norm.load(state["norm"])
+        curve, iteration, steps_done, wall_before = (state["curve"], state["iteration"], state["steps"],
+                                                     state["wall_s"])
+        log(f"resumed at iteration {iteration}, {steps_done} steps")
+    rollouts = Rollouts(cfg)
+    t0 = time.perf_counter()
+    try:
+        while steps_done < cfg.steps:
+            if max_minutes is not None and time.perf_counter() - t0 > 60.0 * max_minutes:
+                log("time limit of this call reached: stopping (continue with --resume)")
+                break
+            with torch.no_grad():
+                current = net.to_numpy(norm.mean, norm.std)
+            batch, finished = rollouts.collect(current, net.log_std.detach().numpy().copy(), cfg.horizon,
+                                               cfg.seed * 1_000_003 + iteration)
+            T, N = batch["rew"].shape[:2]
+            obs = batch["obs"].reshape(T * N, -1)
+            stats = _update(cfg, net, opt, norm, batch, obs, iteration)
+            norm.update(obs)
+            steps_done += T * N
+            iteration += 1
+            wall = wall_before + time.perf_counter() - t0
+            row = {"iteration": iteration, "steps": steps_done, "wall_s": round(wall, 1),
+                   "episodes": len(finished),
+                   "return_mean": float(np.mean([f["return"] for f in finished])) if finished else None,
+                   "episode_s_mean": float(np.mean([f["seconds"] for f in finished])) if finished else None,
+                   "fall_rate": float(np.mean([f["fell"] for f in finished])) if finished else None,
+                   "reward_per_step": float(batch["rew"].mean()), **stats}
+            curve.append(row)
+            log(f"iter {iteration:4d} steps {steps_done:8d} wall {wall:7.0f}s reward/step "
+                f"{row['reward_per_step']:.3f} falls {row['fall_rate'] if row['fall_rate'] is not None else '-'} "
+                f"std {float(np.exp(net.log_std.detach().numpy()).mean()):.3f}")
+            torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "norm": norm.state(), "curve": curve,
+                        "iteration": iteration, "steps": steps_done, "wall_s": wall, "config": asdict(cfg)},
+                       out / "checkpoint.tmp")
+            os.replace(out / "checkpoint.tmp", ckpt)
+    finally:
+        rollouts.close()
+    export(cfg, net, norm, curve, out)
+    return {"curve": curve, "steps": steps_done, "done": steps_done >= cfg.steps}
+
+
+def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, obs: np.ndarray,
+            iteration: int) -> dict:
+    T, N = batch["rew"].shape[:2]
+    mean, std = norm.mean, norm.std
+
+    def normed(x):
+        return torch.from_numpy(np.clip((x - mean) / std, -10.0, 10.0))
+
+    obs_t = normed(obs)
+    with torch.no_grad():
+        values = net.critic(obs_t).numpy().reshape(T, N)
+        next_values = net.critic(normed(batch["next_obs"].reshape(T * N, -1))).numpy().reshape(T, N)
+        act_t = torch.from_numpy(batch["act"].reshape(T * N, -1))
+        dist = torch.distributions.Normal(net.actor(obs_t), net.log_std.exp())
+        old_logp = dist.log_prob(act_t).sum(-1)
+    adv, ret = _gae(cfg, values, next_values, batch["rew"][..., 0], batch["fell"][..., 0], batch["over"][..., 0])
+    adv_t = torch.from_numpy(adv.reshape(-1))
+    adv_t = (adv_t - adv_t.mean()) / (adv_t.std() + 1e-8)
+    ret_t = torch.from_numpy(ret.reshape(-1))
+    gen = torch.Generator().manual_seed(cfg.seed * 7919 + iteration)
+    losses = []
+    for _ in range(cfg.epochs):
+        order = torch.randperm(len(obs), generator=gen)
+        for start in range(0, len(obs), cfg.minibatch):
+            idx = order[start:start + cfg.minibatch]
+            dist = torch.distributions.Normal(net.actor(obs_t[idx]), net.log_std.exp())
+            logp = dist.log_prob(act_t[idx]).sum(-1)
+            ratio = (logp - old_logp[idx]).exp()
+            a = adv_t[idx]
+            policy_loss = -torch.min(ratio * a, ratio.clamp(1 - cfg.clip_ratio, 1 + cfg.clip_ratio) * a).mean()
+            value_loss = 0.5 * ((net.critic(obs_t[idx]).squeeze(-1) - ret_t[idx]) ** 2).mean()
+            loss = policy_loss + 0.5 * value_loss
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+            opt.step()
+            losses.append((policy_loss.item(), value_loss.item()))
+    return {"policy_loss": float(np.mean([l[0] for l in losses])), "value_loss": float(np.mean([l[1] for l in losses]))}
+
+
+def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], out: Path,
+           name: str = "srb_policy") -> Path:
+    """Weights (.npz, numpy inference) and model card (.json) side by side, plus the curve PNG."""
+    with torch.no_grad():
+        mlp_ = net.to_numpy(norm.mean, norm.std)
+    path = out / f"{name}.npz"
+    np.savez(path, **mlp_.arrays())
+    card = {
+        "name": name,
+        "kind": "srb",
+        "observation": {"kind": cfg.kind, "size": pol.observation_size(cfg.kind),
+                        "control_rate_hz": pol.CONTROL_RATE, "reference_window_s": list(pol.REFERENCE_WINDOW),
+                        "terms": "runtime/policy.py: observe()", "normalisation": "obs_mean/obs_std in the .npz, "
+                        "clipped to +-10 after normalising"},
+        "action": {"size": pol.ACTION_SIZE, "layout": ["right landing x", "right landing y", "left landing x",
+                                                       "left landing y", "COM velocity x", "COM velocity y"],
+                   "frame": "heading", "landing_scale_m": pol.LANDING_SCALE,
+                   "velocity_scale_m_s": pol.VELOCITY_SCALE, "range": [-1, 1]},
+        "network": {"hidden": list(cfg.hidden), "activation": "tanh", "output": "linear (mean action)"},
+        "training": {"algorithm": "PPO", "clips": cfg.clips, "held_out": cfg.held_out,
+                     "steps": curve[-1]["steps"] if curve else 0, "iterations": len(curve),
+                     "wall_s": curve[-1]["wall_s"] if curve else 0.0, "seed": cfg.seed,
+                     "hardware": f"{platform.machine()} {os.cpu_count()} cores, {cfg.workers} rollout workers",
+                     "torch": torch.__version__,
+                     "fatigue": {"fresh_share": srb_env.FRESH_SHARE, "time_scale": list(srb_env.TIME_SCALE_RANGE),
+                                 "fitness": [0.0, 1.0], "initial_fatigue": [0.0, srb_env.INITIAL_FATIGUE_MAX]},
+                     "config": asdict(cfg)},
+        "evaluation": {},
+    }
+    (out / f"{name}.json").write_text(json.dumps(card, indent=1), encoding="utf-8")
+    (out / "learning_curve.json").write_text(json.dumps(curve, indent=1), encoding="utf-8")
+    _plot_curve(curve, out / "learning_curve.png")
+    return path
+
+
+def _plot_curve(curve: list[dict], path: Path) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    if not curve:
+        return
+    steps = [c["steps"] for c in curve]
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.2))
+    ax[0].plot(steps, [c["reward_per_step"] for c in curve])
+    ax[0].set_xlabel("control steps")
+    ax[0].set_ylabel("reward per step")
+    falls = [(c["steps"], c["fall_rate"]) for c in curve if c["fall_rate"] is not None]
+    if falls:
+        ax[1].plot(*zip(*falls))
+    ax[1].set_xlabel("control steps")
+    ax[1].set_ylabel("episodes ending in a fall")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

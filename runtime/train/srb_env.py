@@ -1,0 +1,117 @@
+"""SRB training environment: episodes of a clip under random fatigue, the policy's reward.
+
+Episodes run the same SrbSimulator the bake runs (without the PyBullet upper body: it does not
+move the centre of mass), so what the policy learns is what it meets at bake time.  Fatigue is
+randomised per episode (fresh, or a fitness, speed-up and starting fatigue drawn at random) so one
+policy serves many fitness levels, and the observation carries it (runtime.policy.observe).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .. import clip as clips
+from .. import policy as pol
+from .. import schedule, srb
+from ..kinematics import Kinematics
+from ..simulate import FLOOR_WORK_FRACTION
+
+EPISODE_SECONDS = 8.0
+FRESH_SHARE = 0.25                  # episodes without fatigue
+TIME_SCALE_RANGE = (5.0, 40.0)      # fatigue speed-ups drawn (log-uniform)
+INITIAL_FATIGUE_MAX = 0.4
+FALL_REWARD = -10.0                 # a fall ends the episode: worth about 10 steps of tracking
+
+
+class TrainingClipError(ValueError):
+    """A clip the SRB cannot be trained on (floor work follows the reference, no policy acts)."""
+
+
+@dataclass
+class PreparedClip:
+    name: str
+    ref: srb.Reference
+    body: srb.Body          # with the clip's calibrated strength
+
+
+def prepare(name: str, seconds: float = EPISODE_SECONDS) -> PreparedClip:
+    """Reference and strength of a DeepMimic clip, as simulate() would make them."""
+    from ..simulate import _calibrate
+
+    clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
+    source = clip.repeated(seconds) if clip.loop else clip
+    with Kinematics() as kin:
+        ck = kin.analyse(source)
+        if ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION:
+            raise TrainingClipError(f"clip {name!r} is floor work (contacts other than the feet): the SRB "
+                                    "follows its reference and no policy acts; leave it out of --clips")
+        body = srb.body_from_proxy(kin)
+        ref = srb.build_reference(source, ck, body)
+        tau_max = _calibrate(clip, source, ref, body, None, body.height, body.mass, False, kin)
+    return PreparedClip(name, ref, replace(body, tau_max=tau_max))
+
+
+def reward(sim: srb.SrbSimulator, action: np.ndarray) -> float:
+    """Track the reference's centre of mass (position, then velocity), stay up, act gently."""
+    ref = sim.ref
+    r = ref.sample(min(sim.phase, ref.duration))
+    rate = 0.0 if sim.resting else sim.tempo
+    scale = sim.body.height / 1.62
+    e_p = (sim.p - r.com) / scale
+    e_v = sim.v - r.com_vel * rate
+    return (0.6 * math.exp(-float(e_p @ e_p) / 0.08 ** 2) + 0.3 * math.exp(-float(e_v @ e_v) / 0.6 ** 2)
+            + 0.1 - 0.02 * float(action @ action) / len(action))
+
+
+class SrbEnv:
+    """One episode at a time over ``prepared`` clips; ``reset`` then ``step(action)``."""
+
+    def __init__(self, prepared: list[PreparedClip], kind: str, seed: int,
+                 episode_seconds: float = EPISODE_SECONDS):
+        if kind not in pol.KINDS:
+            raise ValueError(f"observation kind {kind!r}: use one of {pol.KINDS}")
+        self.prepared, self.kind = prepared, kind
+        self.rng = np.random.default_rng(seed)
+        self.episode_seconds = episode_seconds
+        self.sim: srb.SrbSimulator | None = None
+        self.clip_name = ""
+
+    def reset(self) -> np.ndarray:
+        item = self.prepared[int(self.rng.integers(len(self.prepared)))]
+        model = None
+        if self.rng.random() >= FRESH_SHARE:
+            lo, hi = (math.log(v) for v in TIME_SCALE_RANGE)
+            sched = schedule.from_fitness(float(self.rng.random()), fps=30.0,
+                                          time_scale=math.exp(self.rng.uniform(lo, hi)),
+                                          initial_fatigue=float(self.rng.uniform(0.0, INITIAL_FATIGUE_MAX)))
+            model = schedule.ScheduledModel(sched)
+        sim = srb.SrbSimulator(item.ref, item.body, model, srb.SrbSettings())
+        sim.need_torques = False
+        sim.control_every = max(1, int(round(sim.s.rate / pol.CONTROL_RATE)))
+        sim.controller = _Held      # the env sets the corrections; the simulator applies them
+        self.sim, self.clip_name = sim, item.name
+        return pol.observe(sim, self.kind)
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool]:
+        """Apply ``action`` for one control step: (observation, reward, fell, episode over)."""
+        sim = self.sim
+        action = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
+        pol.apply(sim, action)
+        for _ in range(sim.control_every):
+            sim.step()
+            if sim.fallen:
+                break
+        fell = sim.fallen
+        over = fell or sim.phase >= sim.ref.duration - 1e-9 or sim.time >= self.episode_seconds
+        r = FALL_REWARD if fell else reward(sim, action)
+        return pol.observe(sim, self.kind), r, fell, over
+
+
+class _Held:
+    """Stands in for a policy between control steps: keeps the corrections the env applied."""
+
+    @staticmethod
+    def control(sim) -> None:
+        return None

@@ -1,0 +1,67 @@
+"""./fatigue train srb: a tiny real run (spawned workers, torch update), its outputs, --resume,
+and argument errors.  Learning itself is measured by the shipped model's card, not here."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def _train(*args, timeout=600):
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "train.py"), "srb", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
+    pytest.importorskip("torch")
+    from runtime import policy as pol
+
+    out = tmp_path / "run"
+    common = ["--clips", "walk", "--held-out", "run", "--out", str(out), "--workers", "1", "--envs", "2"]
+    first = _train(*common, "--steps", "128")
+    assert first.returncode == 0, first.stderr
+    for name in ("srb_policy.npz", "srb_policy.json", "learning_curve.json", "learning_curve.png", "checkpoint.pt"):
+        assert (out / name).is_file(), name
+    card = json.loads((out / "srb_policy.json").read_text())
+    assert card["training"]["clips"] == ["walk"] and card["training"]["held_out"] == ["run"]
+    assert card["training"]["steps"] == 128 and card["observation"]["kind"] == "window"
+    policy = pol.SrbPolicy.load(out / "srb_policy.npz")
+    assert policy.mlp(np.zeros(pol.observation_size("window"))).shape == (pol.ACTION_SIZE,)
+
+    again = _train(*common, "--steps", "256", "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "resumed at iteration 1" in again.stdout
+    curve = json.loads((out / "learning_curve.json").read_text())
+    assert [row["steps"] for row in curve] == [128, 256]
+
+    # Same seed, same run: bit-identical weights.
+    twin = tmp_path / "twin"
+    _train("--clips", "walk", "--held-out", "run", "--out", str(twin), "--workers", "1", "--envs", "2", "--steps", "128")
+    with np.load(twin / "srb_policy.npz") as a, np.load(tmp_path / "run" / "srb_policy.npz") as b:
+        assert set(a.files) == set(b.files)
+    first_curve = json.loads((twin / "learning_curve.json").read_text())
+    assert first_curve[0]["reward_per_step"] == curve[0]["reward_per_step"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--clips", "moonwalk", "--steps", "10"], "unknown clip"),
+    (["--clips", "crawl", "--steps", "10"], "floor work"),
+    (["--clips", "walk,run", "--kind", "phase", "--steps", "10"], "per clip"),
+    (["--clips", "walk", "--held-out", "walk", "--steps", "10"], "both trained on and held out"),
+    (["--clips", "walk", "--steps", "0"], "positive"),
+    (["--clips", "walk", "--steps", "10", "--resume"], "no checkpoint"),
+])
+def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
+    pytest.importorskip("torch")
+    result = _train(*args, "--out", str(tmp_path / "o"), timeout=120)
+    assert result.returncode == 2
+    ours = [line for line in result.stderr.splitlines() if not line.startswith("pybullet build time")]
+    assert len(ours) == 1 and message in ours[0]
+    assert not (tmp_path / "o" / "srb_policy.npz").exists()

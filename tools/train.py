@@ -1,0 +1,82 @@
+"""./fatigue train srb --clips a,b --steps N --out DIR [--resume]: train an SRB policy.
+
+Rollouts run in one process per worker (default: the cores available, at most 16), the update in
+torch on one thread.  A checkpoint is written after every iteration; ``--minutes`` stops this call
+cleanly (continue with ``--resume``), so long runs split into chunks that fit a session.  The
+result is DIR/srb_policy.npz + .json (weights for numpy inference and the model card), the
+learning curve (JSON + PNG).  Ship one by copying both files to models/.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from runtime import clip as clips  # noqa: E402
+from runtime import policy as pol  # noqa: E402
+
+
+def _fail(message: str) -> int:
+    print(f"fatigue: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="./fatigue train", description=__doc__)
+    ap.add_argument("what", choices=["srb"], help="which policy (srb: the SRB-mode foot placement policy)")
+    ap.add_argument("--clips", required=True, help="comma-separated DeepMimic clip names to train on")
+    ap.add_argument("--held-out", default="", help="clips kept out of training, named in the model card")
+    ap.add_argument("--steps", type=int, required=True, help="control steps (1/30 s each) of experience")
+    ap.add_argument("--out", type=Path, required=True, help="directory for checkpoint, weights, card, curve")
+    ap.add_argument("--resume", action="store_true", help="continue the run in --out")
+    ap.add_argument("--kind", default="window", choices=pol.KINDS,
+                    help="window: a general policy reading the reference ahead; phase: a per-clip policy")
+    ap.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1))
+    ap.add_argument("--envs", type=int, default=8, help="environments per worker")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--minutes", type=float, help="stop this call after this many minutes (resumable)")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else 2
+    names = [n.strip() for n in args.clips.split(",") if n.strip()]
+    held = [n.strip() for n in args.held_out.split(",") if n.strip()]
+    for name in names + held:
+        if name not in clips.DEEPMIMIC_CLIPS:
+            return _fail(f"unknown clip {name!r}; choose from {', '.join(clips.DEEPMIMIC_CLIPS)}")
+    if set(names) & set(held):
+        return _fail(f"clip {sorted(set(names) & set(held))[0]!r} is both trained on and held out")
+    if args.steps <= 0 or args.workers <= 0 or args.envs <= 0:
+        return _fail("--steps, --workers and --envs must be positive")
+    if args.kind == "phase" and len(names) != 1:
+        return _fail("a phase policy is per clip: give exactly one clip (or use --kind window)")
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return _fail("training needs torch: pip install torch==2.13.0 (./fatigue train installs it)")
+    from runtime.train import ppo, srb_env
+
+    try:
+        for name in names:   # refuse floor work before spawning workers
+            srb_env.prepare(name, seconds=1.0)
+    except srb_env.TrainingClipError as exc:
+        return _fail(str(exc))
+    if args.resume and not (args.out / "checkpoint.pt").is_file():
+        return _fail(f"--resume: no checkpoint in {args.out}")
+    cfg = ppo.Config(clips=names, kind=args.kind, steps=args.steps, workers=args.workers,
+                     envs_per_worker=args.envs, seed=args.seed, held_out=held)
+    try:
+        result = ppo.train(cfg, args.out, resume=args.resume, max_minutes=args.minutes)
+    except ValueError as exc:
+        return _fail(str(exc))
+    print(f"{'finished' if result['done'] else 'stopped'} at {result['steps']} steps; wrote "
+          f"{args.out / 'srb_policy.npz'}, its card and the learning curve")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
