@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import batch  # noqa: E402
 
-from test_bake import fcurves, walk_rig  # noqa: E402
+from test_bake import fcurves, mod, walk_rig  # noqa: E402
 
 
 def make_shot(path: Path, empty: bool = False, seconds: float = 1.0) -> Path:
@@ -245,3 +245,29 @@ def test_a_crashing_take_fails_alone_and_a_hung_take_is_stopped(shots, tmp_path,
     rc = batch.main([str(shots["a"]), "--out", str(tmp_path / "slow"), "--timeout", "0.2"])
     assert rc == 1 and "ran longer than 0.2 s and was stopped" in capsys.readouterr().out
     assert not (tmp_path / "slow").exists() or not list((tmp_path / "slow").iterdir())
+
+
+def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(registered_addon):
+    from runtime import policy as pol
+
+    if not pol.DEFAULT_MODEL.is_file():
+        pytest.skip("no shipped SRB policy in models/")
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    s = obj.fatigue_settings
+    assert s.foot_placement == "RULE"
+    assert bpy.ops.fatigue.bake_take(armature=obj.name, foot_placement="policy", take_name="walk.learned") == {"FINISHED"}
+    report = json.loads(s.last_report)
+    assert "policy" in report["foot_placement"] and s.foot_placement == "RULE"
+    # The worker process loads the same policy from the request and gives the same take.
+    bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
+    s.foot_placement = "POLICY"
+    job = bake.prepare(bpy.context, obj)
+    assert job.request["policy"] == str(pol.DEFAULT_MODEL)
+    inline = backend.run_sync(backend.InProcessRun(job.request, threaded=False))
+    from types import SimpleNamespace
+
+    run = bake.make_run(job, SimpleNamespace(backend="WORKER", worker_python=""), threaded=False)
+    assert isinstance(run, backend.WorkerRun)
+    worker = backend.run_sync(run)
+    assert np.array_equal(inline.clip.joint_rots, worker.clip.joint_rots)
+    assert "policy" in worker.notes["foot_placement"]

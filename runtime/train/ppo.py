@@ -343,14 +343,23 @@ def _plot_curve(curve: list[dict], path: Path) -> None:
         return
     if not curve:
         return
-    steps = [c["steps"] for c in curve]
+    steps = np.array([c["steps"] for c in curve])
+    width = max(1, len(curve) // 40)      # moving average over ~2.5 % of the run
+
+    def smooth(values):
+        values = np.asarray(values, dtype=np.float64)
+        return np.convolve(values, np.ones(width) / width, mode="valid") if len(values) >= width else values
+
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.2))
-    ax[0].plot(steps, [c["reward_per_step"] for c in curve])
+    reward = [c["reward_per_step"] for c in curve]
+    ax[0].plot(steps, reward, color="0.8", lw=0.5)
+    ax[0].plot(steps[width - 1:], smooth(reward), color="C0")
     ax[0].set_xlabel("control steps")
-    ax[0].set_ylabel("reward per step")
+    ax[0].set_ylabel(f"reward per step (mean of {width} iterations)")
     falls = [(c["steps"], c["fall_rate"]) for c in curve if c["fall_rate"] is not None]
     if falls:
-        ax[1].plot(*zip(*falls))
+        x, y = (np.array(v) for v in zip(*falls))
+        ax[1].plot(x[width - 1:] if len(y) >= width else x, smooth(y), color="C3")
     ax[1].set_xlabel("control steps")
     ax[1].set_ylabel("episodes ending in a fall")
     fig.tight_layout()
