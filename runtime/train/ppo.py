@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from .. import policy as pol
+from .. import repeatable
 from . import srb_env
 
 
@@ -119,7 +120,7 @@ def _worker(conn, clips: list[str], kind: str, envs: int, seed: int) -> None:
         arrays, log_std, horizon, noise_seed = message
         policy = pol.Mlp.from_arrays(arrays)
         rng = np.random.default_rng(noise_seed)
-        std = np.exp(log_std)
+        std = repeatable.exp(log_std)
         out = {k: [] for k in ("obs", "act", "rew", "fell", "over", "next_obs")}
         finished = []
         for _ in range(horizon):
@@ -248,7 +249,7 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
             curve.append(row)
             log(f"iter {iteration:4d} steps {steps_done:8d} wall {wall:7.0f}s reward/step "
                 f"{row['reward_per_step']:.3f} falls {row['fall_rate'] if row['fall_rate'] is not None else '-'} "
-                f"std {float(np.exp(net.log_std.detach().numpy()).mean()):.3f}")
+                f"std {float(torch.exp(net.log_std.detach()).mean()):.3f}")
             torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "norm": norm.state(), "curve": curve,
                         "iteration": iteration, "steps": steps_done, "wall_s": wall, "config": asdict(cfg)},
                        out / "checkpoint.tmp")
