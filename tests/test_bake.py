@@ -545,7 +545,8 @@ def _modal_operator(obj, prefs=None):
 def test_modal_path_progress_then_one_write(registered_addon, monkeypatch, backend_kind):
     from types import SimpleNamespace
 
-    obj, body, _ = walk_rig(seconds=1.0)
+    # 3 s of walk and 10 ms polls: the bake must outlast several polls on a fast machine too
+    obj, body, _ = walk_rig(seconds=3.0)
     tired(obj)
     ops = sys.modules[f"{ADDON}.operators"]
     monkeypatch.setattr(ops, "_prefs", lambda context: SimpleNamespace(backend=backend_kind, worker_python=""))
@@ -562,7 +563,7 @@ def test_modal_path_progress_then_one_write(registered_addon, monkeypatch, backe
     polls = 0
     while state == {"RUNNING_MODAL"}:
         assert "walk.fatigued" not in bpy.data.actions          # nothing written while simulating
-        time.sleep(0.05)
+        time.sleep(0.01)
         state = op.modal(ctx, timer)
         polls += 1
     assert state == {"FINISHED"}, reports
