@@ -149,7 +149,9 @@ def test_worker_bake_matches_in_process(rig):
     assert isinstance(run, backend.WorkerRun)
     take = backend.run_sync(run, progress=seen.append)
     assert_same_take(take, inproc, "bake through the worker vs in process")
-    assert len(seen) > 3 and max(seen) <= 1.0
+    # how many values a 20 ms poll sees depends on the machine's speed (the raw stream's ~100
+    # lines are checked above); what must hold: in order, in [0, 1], some between the ends
+    assert seen == sorted(seen) and max(seen) <= 1.0 and any(0.0 < v < 1.0 for v in seen), seen
     assert run._dir is None                      # temp files removed
 
     # the operator, preference WORKER with this Python (default Worker Python = sys.executable)
