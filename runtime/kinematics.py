@@ -17,6 +17,8 @@ from .clip import Clip
 CONTACT_DISTANCE = 0.035    # m between collision shape and floor
 FOOT_STILL_SPEED = 0.6      # m/s horizontal speed of a stance foot
 STILL_FOOT_REACH = 2.0      # a still foot counts up to this many CONTACT_DISTANCEs (capture hover)
+SLIDING_FOOT_REACH = 3.0    # ... a foot carrying a body that is not in free fall, even sliding
+SUPPORTED_ACCELERATION = 0.5  # COM falling slower than this many g is being held up by something
 # Corners of the sole in the foot link's frame (x forward, y up, z lateral in the URDF frame).
 _SOLE = np.array([[sx * proxy.FOOT_HALF_EXTENTS[0], -proxy.FOOT_HALF_EXTENTS[1], sz * proxy.FOOT_HALF_EXTENTS[2]]
                   for sx in (1, -1) for sz in (1, -1)])
@@ -190,10 +192,12 @@ class Kinematics:
         pivot_speed = np.take_along_axis(corner_speed, pivot, axis=2)[..., 0]
         still = pivot_speed < FOOT_STILL_SPEED * self.scale
         foot_contact = (clearance < 0.5 * reach) | (foot_low & still) | ((clearance < STILL_FOOT_REACH * reach) & still)
+        flicker = max(1, int(round(clip.fps * 0.05)))
+        foot_contact = _debounce(foot_contact, flicker)
+        foot_contact = _debounce(_supported_flights(foot_contact, com[:, 2], clearance, clip.fps,
+                                                    SLIDING_FOOT_REACH * reach), flicker)
         return ClipKinematics(self.link_names, link_pos, link_rot, joint_pos, self.link_mass, self.link_inertia,
-                              com, sole, floor,
-                              touching, _debounce(foot_contact, max(1, int(round(clip.fps * 0.05)))),
-                              fps=clip.fps)
+                              com, sole, floor, touching, foot_contact, fps=clip.fps)
 
 
 def _sustained(mask: np.ndarray, min_frames: int) -> np.ndarray:
@@ -210,6 +214,33 @@ def _sustained(mask: np.ndarray, min_frames: int) -> np.ndarray:
             t = u
         else:
             t += 1
+    return out
+
+
+def _supported_flights(contact: np.ndarray, com_z: np.ndarray, clearance: np.ndarray, fps: float,
+                       reach: float) -> np.ndarray:
+    """Give frames that look airborne but whose COM is not falling freely to the lower foot.
+
+    Why: a captured dancer glides and pivots on the floor (feet sliding at 1-2 m/s, hovering a
+    few cm), which the still-foot test reads as flight; the simulation would then drop the body
+    for half a second.  Newton decides instead: with no foot down, the COM must fall at g.  Where
+    the reference's COM is held up (vertical acceleration above -SUPPORTED_ACCELERATION g,
+    smoothed over 0.1 s) and a foot is within ``reach`` of the floor, that foot carries it."""
+    airborne = ~contact.any(axis=1)
+    if not airborne.any():
+        return contact
+    dt = 1.0 / fps
+    acc = np.gradient(np.gradient(com_z, dt), dt)
+    width = max(1, int(round(0.1 * fps)))
+    if width > 1 and len(acc) >= width:
+        acc = np.convolve(np.pad(acc, (width // 2, width - 1 - width // 2), mode="edge"),
+                          np.full(width, 1.0 / width), mode="valid")
+    held = airborne & (acc > -SUPPORTED_ACCELERATION * 9.81)
+    lower = clearance.argmin(axis=1)
+    near = clearance[np.arange(len(lower)), lower] < reach
+    out = contact.copy()
+    frames = np.flatnonzero(held & near)
+    out[frames, lower[frames]] = True
     return out
 
 

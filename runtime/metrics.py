@@ -75,20 +75,68 @@ def _joint_index(name: str) -> int:
     return [j.name for j in proxy.DEFAULT_JOINTS].index(name)
 
 
+def knee_flexion_series(take: Take) -> np.ndarray:
+    """Per frame, the mean flexion (degrees) of both knees."""
+    knees = [_joint_index("right_knee"), _joint_index("left_knee")]
+    return np.degrees(np.abs(quat.to_rotvec(take.clip.joint_rots[:, knees])[..., 2])).mean(axis=1)
+
+
+def head_pitch_series(take: Take) -> np.ndarray:
+    """Per frame, the forward pitch (degrees, chin down positive) of the neck joint."""
+    neck = quat.to_rotvec(take.clip.joint_rots[:, _joint_index("neck")])
+    return -np.degrees(neck[:, 2])   # flexion about the lateral (link z) axis
+
+
 def knee_flexion_deg(take: Take) -> float:
     """Mean knee flexion (degrees) over frames with both feet down."""
-    knees = [_joint_index("right_knee"), _joint_index("left_knee")]
-    angle = np.degrees(np.abs(quat.to_rotvec(take.clip.joint_rots[:, knees])[..., 2]))
+    angle = knee_flexion_series(take)
     stance = take.contacts.all(axis=1)
     return float(angle[stance].mean()) if stance.any() else float(angle.mean())
 
 
 def head_pitch_deg(take: Take) -> float:
     """Mean forward pitch (degrees) of the neck joint over frames with a foot down."""
-    neck = quat.to_rotvec(take.clip.joint_rots[:, _joint_index("neck")])
+    pitch = head_pitch_series(take)
     stance = take.contacts.any(axis=1)
-    pitch = -np.degrees(neck[:, 2])  # flexion about the lateral (link z) axis, chin down positive
     return float(pitch[stance].mean()) if stance.any() else float(pitch.mean())
+
+
+def moving_frames(take: Take) -> np.ndarray:
+    """Frames in which the source motion is being performed: not resting, not holding after its end."""
+    moving = take.reference_time < take.reference_time[-1] - 1e-9
+    resting_since = None
+    for event in sorted(take.events, key=lambda e: e["frame"]):
+        if event["kind"] == "rest":
+            resting_since = event["frame"]
+        elif event["kind"] == "resume" and resting_since is not None:
+            moving[resting_since:event["frame"]] = False
+            resting_since = None
+    if resting_since is not None:
+        moving[resting_since:] = False
+    return moving
+
+
+def matched_gain(tired: Take, fresh: Take, series, stance) -> float | None:
+    """Mean of ``series(tired) - series(fresh)`` at the same moment of the source motion (matched
+    by reference time: a tired take is slower), over frames where the tired body performs the
+    motion (rests and the hold after the end excluded: rests are counted apart) and
+    ``stance(tired.contacts)`` holds.  None when there is no such frame."""
+    order = np.argsort(fresh.reference_time, kind="stable")
+    matched = np.interp(tired.reference_time, fresh.reference_time[order], series(fresh)[order])
+    use = moving_frames(tired) & stance(tired.contacts)
+    if not use.any():
+        return None
+    return float((series(tired) - matched)[use].mean())
+
+
+def knee_flexion_gain_deg(tired: Take, fresh: Take) -> float | None:
+    """How much more the tired knees bend than the fresh ones, both feet down, same moments."""
+    return matched_gain(tired, fresh, knee_flexion_series, lambda c: c.all(axis=1))
+
+
+def head_pitch_gain_deg(tired: Take, fresh: Take) -> float | None:
+    """How much further forward the tired head pitches than the fresh one, a foot down, same moments."""
+    return matched_gain(tired, fresh, head_pitch_series, lambda c: c.any(axis=1))
 
 
 def arm_elevation_series(take: Take) -> np.ndarray:

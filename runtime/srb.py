@@ -248,6 +248,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     )
 
 
+CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
 LOST_BALANCE_TIME = 0.25 # s off balance before it counts as a fall
@@ -555,6 +556,8 @@ class _Foot:
     lift_phase: float = 0.0
     land_phase: float = 0.0
     airborne: bool = False        # the swing foot has left the floor (so it can land early)
+    early: bool = False           # landed before the reference's contact while the other foot stood
+    anchor: np.ndarray | None = None   # where an early-landed foot stands (world ankle)
 
 
 REST_LEG_EXTENSION = 0.995   # hip-ankle distance over leg length while resting (~10 deg knee)
@@ -636,6 +639,7 @@ class SrbSimulator:
         self.residual_moment = np.zeros(3)
         self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
         self._support, self._off_balance = [], 0.0
+        self._stance_centres: list = []
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self._leg_dofs = body.leg_dofs.ravel()
@@ -660,6 +664,8 @@ class SrbSimulator:
         # Tempo is a choice a tired body makes with a foot on the ground; a flight is ballistic
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
+        if 0.0 < rate < 1.0 and len(self._stance_centres) == 1 and not self.resting:
+            rate = self._single_support_rate(rate, r.com, r.com_vel * rate)
         p_r = r.com
         if self.resting:
             # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
@@ -687,11 +693,16 @@ class SrbSimulator:
         root_R = R @ _qmat(r.root_rel)
         root_pos = self.p + R @ r.root_offset
         jump_to = None
-        corner_blocks, row_blocks, legs, support = [], [], [], []
+        corner_blocks, row_blocks, legs, support, stance_centres = [], [], [], [], []
         n_c = 0
         for k, foot in enumerate(self.feet):
             ankle_r = r.ankle[k]
-            if foot.stance and not contact_r[k] and not self.resting:
+            if foot.early:
+                if contact_r[k]:     # the reference has caught up: an ordinary stance from here
+                    foot.early, foot.anchor = False, None
+                else:                # stands where it landed while the reference foot still swings
+                    foot.offset = foot.anchor - ankle_r
+            if foot.stance and not contact_r[k] and not self.resting and not foot.early:
                 foot.stance = False
                 foot.airborne = False
                 foot.lift_offset = foot.offset.copy()
@@ -713,7 +724,18 @@ class SrbSimulator:
                                     foot.land_phase - phase < s.early_landing_window):
                     foot.stance = True
                     if not contact_r[k]:
-                        jump_to = max(jump_to or 0.0, foot.land_phase)
+                        if any(f.stance for f in self.feet if f is not foot):
+                            # A swing foot meeting the floor early while the other foot stands
+                            # (a sagging body): it stands there and the clock runs on.  Skipping
+                            # the reference ahead here would speed the whole motion up.
+                            foot.early = True
+                            foot.anchor = ankle_r + foot.offset
+                            foot.anchor[2] = ankle_r[2] + (self.p[2] - p_r[2])
+                            foot.offset = foot.anchor - ankle_r
+                        else:
+                            # Landing from a flight early (a lower, shorter jump): the motion
+                            # goes on from the reference's landing.
+                            jump_to = max(jump_to or 0.0, foot.land_phase)
             if foot.stance:
                 foot_R = _qmat(r.foot_rot[k])
                 ankle = ankle_r + foot.offset
@@ -740,6 +762,7 @@ class SrbSimulator:
                 legs.append((k, n_c, len(corners)))
                 corner_blocks.append(corners)
                 support.append(ankle[:2])
+                stance_centres.append(corners.mean(axis=0)[:2])
                 n_c += len(corners)
         if jump_to is not None and jump_to > self.phase:
             self.phase = jump_to
@@ -805,7 +828,25 @@ class SrbSimulator:
         self._update_tempo()
         self.phase = next_phase
         self._support = support
+        self._stance_centres = stance_centres
         self._check_fall(r.rot)
+
+    def _single_support_rate(self, tempo: float, p_r: np.ndarray, v_r: np.ndarray) -> float:
+        """Phase rate on one foot: the tempo while the body keeps up with the slowed motion, rising
+        to 1 as its capture point (where it would come to rest, x + v/omega) runs ahead of the
+        slowed reference's.
+
+        Why: a slowed weight shift or hold is still balanced, but when the source motion lets the
+        body fall onto the next step (dancing, turning), gravity sets that clock: a slow-motion
+        swing foot would land after the body had fallen past it.  A steady slowed walk or run keeps
+        up (the feet land closer) and stays slow.  A tired character slows its holds, steps and
+        strides, not its falls."""
+        scale = kin_scale(self.body)
+        height = max(self.p[2] - self.ref.floor, 0.3 * scale)
+        root = math.sqrt(height / 9.81)
+        d = (self.p[:2] - p_r[:2]) + (self.v[:2] - v_r[:2]) * root
+        ahead = math.sqrt(d @ d) - CAPTURE_SLACK * scale
+        return tempo + (1.0 - tempo) * min(max(ahead / (CAPTURE_SLACK * scale), 0.0), 1.0)
 
     def _update_tempo(self) -> None:
         """Tempo rule: slow down as the loaded leg DoFs lose capacity; rest when they cannot
@@ -818,11 +859,14 @@ class SrbSimulator:
         loaded = self.load_avg[dofs] > 0.02
         rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
         frame = int(round(self.time * 30))
+        # After the source motion's end there is nothing to carry on with: a rest there lasts
+        # until the legs have recovered (the keyed end pose may cost more than standing easy).
+        ended = self.phase >= self.ref.duration - 1e-9
         if self.resting:
             weakest = float(rc.min())
             if weakest > self._rest_best + 0.01:
                 self._rest_best, self._rest_best_time = weakest, self.time
-            stalled = self.time - self._rest_best_time > s.rest_stall
+            stalled = self.time - self._rest_best_time > s.rest_stall and not ended
             if weakest >= s.resume_rc or stalled:
                 # Recovered, or standing no longer helps (the stance itself costs what recovery
                 # gives back): carry on slowly; rest again only after some of the motion.
@@ -837,7 +881,7 @@ class SrbSimulator:
         # motion that never offers such a moment would otherwise carry the body until it falls.
         i, a = self.ref.index(self.phase)
         restful = bool(self.ref.restful[i + (1 if a > 0.5 else 0)]) or rc_eff < s.exhausted_rc
-        if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and self.phase >= self._no_rest_before:
+        if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and (self.phase >= self._no_rest_before or ended):
             self.resting = True
             self._rest_best, self._rest_best_time = float(rc.min()), self.time
             self.events.append({"time": self.time, "frame": frame, "kind": "rest"})

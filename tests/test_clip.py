@@ -131,3 +131,36 @@ def test_floor_work_is_detected_from_geometry(kin):
     from dataclasses import replace
     lifted = kin.analyse(replace(walk, root_pos=walk.root_pos + [0, 0, 0.5]))
     assert lifted.floor_height == pytest.approx(kin.analyse(walk).floor_height + 0.5, abs=1e-6)
+
+
+def test_a_body_held_up_is_never_airborne_and_a_ballistic_flight_is():
+    """Newton decides flight: with no foot down the COM falls at g.  A glide the still-foot test
+    misses (COM held level, foot sliding 2 cm above the floor) goes to the lower foot; a real
+    flight (COM on a parabola) stays a flight."""
+    fps, T = 60.0, 60
+    t = np.arange(T) / fps
+    contact = np.zeros((T, 2), dtype=bool)
+    contact[:10] = contact[50:] = True
+    clearance = np.tile([0.02, 0.10], (T, 1))          # right foot low, left foot high
+    held = kinematics._supported_flights(contact, np.full(T, 0.9), clearance, fps, 0.1)
+    assert held[:, 0].all() and not held[10:50, 1].any()
+    ballistic = 0.9 + 2.0 * (t - t[10]) - 0.5 * 9.81 * (t - t[10]) ** 2
+    flight = kinematics._supported_flights(contact, ballistic, clearance, fps, 0.1)
+    assert not flight[15:45].any()
+
+
+def test_a_gliding_dancer_keeps_a_foot_down_and_a_jumper_still_flies(kin):
+    # dance_b glides and pivots with its feet a few cm above the floor at 1-2 m/s: read as stance
+    # by the still-foot test alone it had 0.65 s "flights" that its COM never fell through
+    dance = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path("dance_b")))
+    jump = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path("jump")))
+
+    def longest_flight(ck):
+        air, best, run = ~ck.foot_contact.any(axis=1), 0, 0
+        for a in air:
+            run = run + 1 if a else 0
+            best = max(best, run)
+        return best / ck.fps
+
+    assert longest_flight(dance) < 0.3
+    assert 0.25 < longest_flight(jump) < 0.8

@@ -46,3 +46,32 @@ def test_arm_drop_is_none_when_the_arms_never_rise():
     t = np.arange(60) / 30.0
     low = np.full(60, 10.0)
     assert metrics.arm_elevation_drop_deg(arm_take(low, t), arm_take(low, t)) is None
+
+
+KNEES = [i for i, j in enumerate(proxy.DEFAULT_JOINTS) if j.name.endswith("_knee")]
+
+
+def knee_take(flexion_deg: np.ndarray, reference_time: np.ndarray, events=(), fps: float = 30.0) -> Take:
+    take = arm_take(np.zeros(len(flexion_deg)), reference_time, fps)
+    for k in KNEES:
+        take.clip.joint_rots[:, k] = quat.from_rotvec(np.radians(flexion_deg)[:, None] * np.array([0.0, 0.0, 1.0]))
+    take.events = list(events)
+    return take
+
+
+def test_knee_gain_compares_the_same_moments_and_leaves_rests_and_the_end_hold_out():
+    # fresh: knees bend 10 -> 40 degrees over 3 s; tired: the same at half speed, 5 degrees deeper,
+    # with a 1 s rest on straight legs in the middle and a straight-legged hold after the end
+    t_fresh = np.arange(90) / 30.0
+    fresh = knee_take(10.0 + 10.0 * t_fresh, t_fresh)
+    t_tired = np.concatenate([np.arange(90) / 60.0, np.full(30, 1.5), 1.5 + np.arange(90) / 60.0, np.full(60, 89 / 30)])
+    bent = 15.0 + 10.0 * t_tired
+    bent[90:120] = 0.0                 # the rest
+    bent[210:] = 0.0                   # the hold after the source's end
+    tired = knee_take(bent, t_tired, [{"frame": 90, "kind": "rest"}, {"frame": 120, "kind": "resume"}])
+    assert metrics.knee_flexion_gain_deg(tired, fresh) == pytest.approx(5.0, abs=0.3)
+    # the old whole-take mean difference reads the straight rest and hold as "less bent"
+    assert metrics.knee_flexion_deg(tired) - metrics.knee_flexion_deg(fresh) < 0
+    # a take that only rests and holds has nothing to compare
+    idle = knee_take(np.zeros(30), np.full(30, 89 / 30))
+    assert metrics.knee_flexion_gain_deg(idle, fresh) is None

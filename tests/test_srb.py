@@ -208,3 +208,40 @@ def test_an_exhausted_character_rests_even_where_the_motion_offers_no_restful_mo
             sim.step()
         rested[capacity] = any(e["kind"] == "rest" for e in sim.events)
     assert rested == {0.3: False, 0.1: True}
+
+
+def test_a_slowed_body_on_one_foot_gives_way_to_gravity_only_when_it_falls_ahead(kin, body):
+    """On one foot the tempo holds while the body keeps up with the slowed motion; once its
+    capture point runs ahead of the slowed reference's (it is falling onto the next step) the
+    clock speeds back up to 1, so the swing foot lands in time."""
+    walk = load("walk").repeated(2.0)
+    ref = srb.build_reference(walk, kin.analyse(walk), body)
+    sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
+    r = ref.sample(0.5)
+    slack = srb.CAPTURE_SLACK * srb.kin_scale(body)
+    sim.p, sim.v = r.com.copy(), 0.5 * r.com_vel
+    assert sim._single_support_rate(0.5, r.com, 0.5 * r.com_vel) == pytest.approx(0.5)
+    sim.p = r.com + np.array([2.5 * slack, 0.0, 0.0])
+    assert sim._single_support_rate(0.5, r.com, 0.5 * r.com_vel) == pytest.approx(1.0)
+    sim.p = r.com + np.array([1.5 * slack, 0.0, 0.0])
+    assert 0.5 < sim._single_support_rate(0.5, r.com, 0.5 * r.com_vel) < 1.0
+
+
+def test_a_tired_dancer_stays_up_and_slows_down():
+    # dance_a falls onto its next steps; played in slow motion on one foot it collapsed (6.9 s)
+    dance = load("dance_a")
+    take = simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0,
+                             out_fps=30)
+    assert not take.fell
+    assert metrics.phase_rate_mean(take) < 0.8
+
+
+def test_after_the_source_ends_a_tired_character_rests_instead_of_collapsing():
+    # kick ends standing; a tired kicker held that pose until the legs gave way (fell at 10 s)
+    kick = load("kick")
+    take = simulate.simulate(kick, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=kick.duration,
+                             hold=9.0, out_fps=30)
+    assert not take.fell
+    end = int(np.argmax(take.reference_time >= take.reference_time[-1] - 1e-9))
+    rests = [e for e in take.events if e["kind"] == "rest"]
+    assert rests and not [e for e in take.events if e["kind"] == "resume" and e["frame"] > max(end, rests[-1]["frame"])]

@@ -83,8 +83,6 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
         "jump_apex_ratio": metrics.jump_apex_ratio(take),
         "jump_apexes_m": [round(a, 4) for a in metrics.flight_apexes(take, 0.0)],
         "speed_ratio": metrics.speed_ratio(take) if metrics.travels(reference) else None,
-        "_knee": metrics.knee_flexion_deg(take),
-        "_head": metrics.head_pitch_deg(take),
     }
 
 
@@ -118,8 +116,8 @@ def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path
         for condition in conditions[1:]:
             run = measured[condition]
             run["arm_elevation_drop_deg"] = metrics.arm_elevation_drop_deg(takes[condition], takes["fresh"])
-            run["knee_flexion_gain_deg"] = run["_knee"] - fresh["_knee"]
-            run["head_pitch_gain_deg"] = run["_head"] - fresh["_head"]
+            run["knee_flexion_gain_deg"] = metrics.knee_flexion_gain_deg(takes[condition], takes["fresh"])
+            run["head_pitch_gain_deg"] = metrics.head_pitch_gain_deg(takes[condition], takes["fresh"])
         fresh.update(arm_elevation_drop_deg=None, knee_flexion_gain_deg=None, head_pitch_gain_deg=None,
                      jump_apex_ratio=None)
         if plots is not None and "tired" in takes:
