@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import proxy, repeatable
+from . import proxy, quat, repeatable
 
 LIMB_JOINTS = ("chest", "neck", "right_shoulder", "right_elbow", "left_shoulder", "left_elbow")
 POSITION_GAIN = 1.0    # PyBullet motor error reduction (dimensionless, per step)
@@ -25,6 +25,18 @@ SOLVER_ITERATIONS = 10
 def _floats(v) -> list:
     """A vector as a list of Python floats (what PyBullet reads fastest)."""
     return v.tolist() if isinstance(v, np.ndarray) else [float(x) for x in v]
+
+
+def _yielded(rotations: np.ndarray, give: np.ndarray, spherical: list[bool]) -> np.ndarray:
+    """Joint rotations turned by ``give`` (rotation vectors in each child frame for ball joints,
+    an angle about the hinge's z axis otherwise), stacked in limb-DoF order."""
+    out = rotations.copy()
+    k = 0
+    for i, sph in enumerate(spherical):
+        turn = give[k:k + 3] if sph else np.array([0.0, 0.0, give[k]])
+        out[i] = quat.multiply(rotations[i], quat.from_rotvec(turn))
+        k += 3 if sph else 1
+    return out
 
 
 class LimbSimulator:
@@ -85,18 +97,24 @@ class LimbSimulator:
             value = list(q) if sph else [2.0 * repeatable.arctan2(q[2], q[3])]
             p.resetJointStateMultiDof(self.body, j, targetValue=value, physicsClientId=c)
 
-    def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float) -> np.ndarray:
+    def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float,
+             give: np.ndarray | None = None) -> np.ndarray:
         """Advance ``duration`` seconds with the pelvis at (root_pos, root_rot) accelerating at
         ``root_acc``; motors track ``targets`` (12 x 4 joint rotations) and ``target_vel`` (12 x 3
         local angular velocities) with per-DoF torque caps
-        ``caps`` (limb DoFs, in self.dofs order).  Returns the mean applied torque per limb DoF."""
+        ``caps`` (limb DoFs, in self.dofs order).  ``give`` (radians per limb DoF, in the joint's
+        own axes, like the torques) turns each target that far: how much a tired joint yields to
+        its load (see srb.SrbSimulator._limb_give).  Returns the mean applied torque per limb DoF."""
         p, c = self.p, self.client
         p.resetBasePositionAndOrientation(self.body, _floats(root_pos), _floats(root_rot), physicsClientId=c)
         a0, a1, a2 = _floats(root_acc)
         p.setGravity(0.0 - a0, 0.0 - a1, -9.81 - a2, physicsClientId=c)
         # Python lists throughout (the same numbers as the per-joint numpy slices, cheaper).
         slots = self.joint_slots
-        target_q = np.asarray(targets)[slots].tolist()
+        target_q = np.asarray(targets)[slots]
+        if give is not None:
+            target_q = _yielded(target_q, give, self.spherical)
+        target_q = target_q.tolist()
         target_w = np.asarray(target_vel)[slots].tolist()
         cap = _floats(caps)
         last = self._last.tolist()

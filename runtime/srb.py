@@ -248,6 +248,8 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     )
 
 
+LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
+MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
@@ -536,6 +538,7 @@ class SrbSettings:
     rest_stall: float = 1.5       # s without recovery (RC +0.01) after which a rest ends anyway
     min_motion_between_rests: float = 0.5   # s of source motion before the next rest
     early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
+    effort_economy: float = 1.0   # rad: how far a tired limb joint yields per unit of load (0: never)
     contact_height: float = 0.02  # m: sole corners this close to the floor carry load
     # "reference": the body's orientation follows the momentum-consistent reference and only
     # the COM is simulated (the moment the contacts cannot supply is recorded as residual);
@@ -640,6 +643,8 @@ class SrbSimulator:
         self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
         self._support, self._off_balance = [], 0.0
         self._stance_centres: list = []
+        self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
+        self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self._leg_dofs = body.leg_dofs.ravel()
@@ -794,10 +799,15 @@ class SrbSimulator:
         # Upper body: PyBullet limbs under the same fatigued caps, booked with the legs.
         if self.limbs is not None:
             caps = body.tau_max[self.limbs.dofs]
+            give = None
             if self.fatigue is not None:
-                caps = caps * self.fatigue.model.residual_capacity[self.limbs.dofs]
-            torque[self.limbs.dofs] = self.limbs.step(root_pos, _matrix_to_quat(root_R), self.acc,
-                                                      r.joints, r.joint_vel * rate, caps, self.dt)
+                capacity = self.fatigue.model.residual_capacity[self.limbs.dofs]
+                caps = caps * capacity
+                give = self._limb_give(capacity)
+            applied = self.limbs.step(root_pos, _matrix_to_quat(root_R), self.acc, r.joints,
+                                      r.joint_vel * rate, caps, self.dt, give)
+            torque[self.limbs.dofs] = applied
+            self._limb_torque += (applied - self._limb_torque) * self._limb_blend
         if self.fatigue is not None:
             torque = self.fatigue.step_torque(torque, body.tau_max, self.time, self.dt)
         self.torque = torque
@@ -830,6 +840,33 @@ class SrbSimulator:
         self._support = support
         self._stance_centres = stance_centres
         self._check_fall(r.rot)
+
+    def _limb_give(self, capacity: np.ndarray) -> np.ndarray | None:
+        """Effort economy: how far each tired limb joint yields to the load it holds (radians per
+        limb DoF, against its smoothed applied torque): economy * load * (1/RC^2 - 1), at most
+        MAX_GIVE per joint.
+
+        Why: the fatigue bound alone lets a joint hold any load below RC * tau_max at full
+        accuracy, so a tired arm held out at 10 % effort would never move.  People trade
+        accuracy for effort, and a torque costs more the less capacity is left (the same
+        (tau / (RC tau_max))^2 the legs' QP minimises): nothing when fresh, a little when tired, a
+        lot when exhausted.  The arm drops, the head nods, the chest slumps, and the smaller
+        holding torque lets the joint recover.  The seed's policy learns this trade-off through
+        its stiffness multiplier; here it is a rule."""
+        economy = self.s.effort_economy
+        if economy <= 0.0:
+            return None
+        rc = np.maximum(capacity, 0.05)
+        load = self._limb_torque * self.body.tau_max_inv[self.limbs.dofs]
+        give = -economy * load * (1.0 / (rc * rc) - 1.0)
+        k = 0
+        for sph in self.limbs.spherical:
+            width = 3 if sph else 1
+            norm = math.sqrt(give[k:k + width] @ give[k:k + width])
+            if norm > MAX_GIVE:
+                give[k:k + width] *= MAX_GIVE / norm
+            k += width
+        return give
 
     def _single_support_rate(self, tempo: float, p_r: np.ndarray, v_r: np.ndarray) -> float:
         """Phase rate on one foot: the tempo while the body keeps up with the slowed motion, rising

@@ -62,3 +62,42 @@ def test_the_upper_body_weighs_what_the_character_weighs():
                     for j in range(-1, pybullet.getNumJoints(limbs.body, physicsClientId=limbs.client)))
         limbs.close()
         assert total == pytest.approx(mass, rel=1e-6)
+
+
+def test_a_yield_turns_hinges_by_their_angle_and_ball_joints_in_their_own_frame():
+    from runtime import limbs
+
+    ball = quat.from_axis_angle([0, 0, 1.0], 0.7)
+    hinge = quat.from_axis_angle([0, 0, 1.0], 0.3)
+    out = limbs._yielded(np.array([ball, hinge]), np.array([0.1, 0.0, -0.2, 0.25]), [True, False])
+    assert np.allclose(out[0], quat.multiply(ball, quat.from_rotvec(np.array([0.1, 0.0, -0.2]))))
+    assert 2.0 * np.arctan2(out[1, 2], out[1, 3]) == pytest.approx(0.55)
+
+
+def test_tired_limbs_yield_to_what_they_hold_and_fresh_ones_do_not():
+    """Effort economy: below the fatigue bound a tired arm could hold any pose exactly; a person
+    trades some accuracy for effort, more the less capacity is left."""
+    from runtime import srb
+
+    clip = arms_out_clip(4.0)
+    fitness = np.array([0.3 if part == "arms" else 0.8 for part in proxy.dof_body_parts()])
+    sched = schedule.from_fitness(fitness[None, :], fps=30, time_scale=20)
+    economical = simulate.simulate(clip, sched, out_fps=30)
+    stubborn = simulate.simulate(clip, sched, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0))
+    fresh = simulate.simulate(clip, None, out_fps=30)
+    assert not economical.fell
+
+    def elevation(take):
+        return metrics.arm_elevation_series(take)
+
+    # The same fatigue, but the economical arm drops where the stubborn one holds (it can: RC > load).
+    assert elevation(stubborn)[-30:].mean() > 85.0
+    assert elevation(stubborn)[-30:].mean() - elevation(economical)[-30:].mean() > 5.0
+    # It yields gradually as capacity goes, not at once; and a fresh arm does not yield at all.
+    drop = elevation(stubborn) - elevation(economical)
+    assert drop[:15].mean() < 1.0 < drop[-30:].mean()
+    assert np.array_equal(fresh.clip.joint_rots, simulate.simulate(
+        clip, None, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0)).clip.joint_rots)
+    # Holding lower costs less: the economical shoulders keep more capacity.
+    arms = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "arms"]
+    assert economical.fatigue["RC"][-1, arms].min() > stubborn.fatigue["RC"][-1, arms].min()
