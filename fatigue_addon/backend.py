@@ -93,7 +93,8 @@ class InProcessRun:
         r = self.request
         try:
             take = simulate(r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                            plan=r.get("plan"), policy=load_policy(r.get("policy")), progress=prog, cancel=canc)
+                            plan=r.get("plan"), policy=load_policy(r.get("policy")),
+                            effort_economy=r.get("effort_economy"), progress=prog, cancel=canc)
             self._result = ("done", take)
         except SimulationCancelled:
             self._result = ("cancelled", None)
@@ -215,7 +216,7 @@ class WorkerRun:
         self.take_path = os.path.join(self._dir, "take.npz")
         r = self.request
         worker.write_request(req, r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                             plan=r.get("plan"), policy=r.get("policy"))
+                             plan=r.get("plan"), policy=r.get("policy"), effort_economy=r.get("effort_economy"))
         try:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "runtime.worker", req, self.take_path], cwd=str(ROOT),

@@ -71,6 +71,7 @@ class BakeOptions:
     time_scale: float | None = None  # default 1 (rates as given) when F, R, r are given
     mode: str | None = None          # "srb" or "torque"
     foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
+    effort_economy: float | None = None  # how far tired limbs yield to their loads (0 = never)
     take_name: str | None = None     # the new action's name (default <source>.fatigued)
 
     def settings_overrides(self, settings) -> dict:
@@ -114,6 +115,14 @@ class BakeOptions:
             if placement not in ("POLICY", "RULE"):
                 raise BakeInputError(f"unknown foot placement '{self.foot_placement}': use policy or rule")
             out["foot_placement"] = placement
+        if self.effort_economy is not None:
+            from ..runtime.srb import MAX_EFFORT_ECONOMY
+
+            value = float(self.effort_economy)
+            if not (math.isfinite(value) and 0.0 <= value <= MAX_EFFORT_ECONOMY):
+                raise BakeInputError(f"effort economy {self.effort_economy!r}: use 0 (hold every pose) to "
+                                     f"{MAX_EFFORT_ECONOMY:g}")
+            out["effort_economy"] = value
         return out
 
 
@@ -345,7 +354,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         plan = body_plan(obj, settings, mapping)
     t3 = time.perf_counter()
     request = {"clip": clip, "schedule": schedule, "mode": settings.mode.lower(), "height": height, "mass": mass,
-               "plan": plan, "policy": policy_path(settings)}
+               "plan": plan, "policy": policy_path(settings), "effort_economy": float(settings.effort_economy)}
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=list(info.warnings) + list(plan.notes if plan is not None else ()),
@@ -524,6 +533,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "source": job.source,
         "mode": take.mode,
         "foot_placement": take.notes.get("foot_placement", "Raibert rule"),
+        "effort_economy": take.notes.get("effort_economy", ""),
         "backend": job.backend,
         "source_frames": [job.frame_start, job.frame_end],
         "frames": int(take.frames),

@@ -6,7 +6,7 @@ The preset list comes from runtime.fatigue_params so the UI and the simulation n
 """
 import bpy
 
-from ..runtime import fatigue_params
+from ..runtime import fatigue_params, srb
 
 _PRESET_ITEMS = [(name, name, p.description) for name, p in fatigue_params.PRESETS.items()]
 _PRESET_ITEMS.append(("CUSTOM", "Custom", "Use the F, R, r below instead of a preset"))
@@ -47,6 +47,12 @@ class FatigueSettings(bpy.types.PropertyGroup):
             ("RULE", "Rule", "Raibert foot placement rule alone"),
         ),
         default="RULE",
+    )
+    effort_economy: bpy.props.FloatProperty(
+        name="Effort economy",
+        description="How far tired arms, head and chest give in to what they hold: 0 = they hold every pose "
+                    "until their strength runs out, 1 = default, more = they slump sooner. No effect when fresh",
+        default=srb.SrbSettings.effort_economy, min=0.0, soft_max=3.0, max=srb.MAX_EFFORT_ECONOMY,
     )
     preset: bpy.props.EnumProperty(
         name="Fitness preset",

@@ -61,6 +61,7 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
             layout.label(text="Torque mode is not available yet", icon="ERROR")
         else:
             layout.prop(settings, "foot_placement", expand=True)
+            layout.prop(settings, "effort_economy")
         col = layout.column(align=True)
         col.prop(settings, "preset")
         col = col.column(align=True)

@@ -51,6 +51,7 @@ def simulate(
     cancel: Callable[[], bool] | None = None,
     plan: BodyPlan | None = None,
     policy=None,
+    effort_economy: float | None = None,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -61,7 +62,8 @@ def simulate(
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
     (runtime.anthropometry; None: the default humanoid).  ``policy``: a runtime.policy.SrbPolicy
-    that corrects foot placement and COM velocity (None: the Raibert rule alone).  Deterministic: same inputs, bit-identical Take.
+    that corrects foot placement and COM velocity (None: the Raibert rule alone).  ``effort_economy``:
+    how far tired limb joints yield to their loads (srb.SrbSettings.effort_economy; None: its default).  Deterministic: same inputs, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
@@ -69,6 +71,11 @@ def simulate(
         raise SimulationError(f"character height {height!r} m: use 0.5 to 3 m (check the rig's units)")
     if not (np.isfinite(mass) and 10.0 <= mass <= 300.0):
         raise SimulationError(f"character mass {mass!r} kg: use 10 to 300 kg")
+    if effort_economy is not None:
+        if not (np.isfinite(effort_economy) and 0.0 <= effort_economy <= srb.MAX_EFFORT_ECONOMY):
+            raise SimulationError(f"effort economy {effort_economy!r}: use 0 (hold every pose) to "
+                                  f"{srb.MAX_EFFORT_ECONOMY:g}")
+        settings = replace(settings or srb.SrbSettings(), effort_economy=float(effort_economy))
     source = clip.repeated(seconds) if (clip.loop and seconds) else clip
     if not clip.loop and seconds:
         source = clip.repeated(min(seconds, clip.duration))
@@ -109,6 +116,9 @@ def simulate(
                             "the character's: segment ratios " + ", ".join(f"{k} {v:.2f}" for k, v in
                                                                         sorted(plan.ratios.items()))
                             + f"; de Leva (1996) {plan.sex} segment masses")
+    economy = (settings or srb.SrbSettings()).effort_economy
+    notes["effort_economy"] = (f"{economy:g}: tired arms, head and chest yield to what they hold"
+                               if economy > 0 else "off: limbs hold every pose until their strength runs out")
     notes["foot_placement"] = ("Raibert rule" if policy is None else
                                f"Raibert rule corrected by the policy {policy.name!r} at {CONTROL_RATE:g} Hz")
     if floor_work:

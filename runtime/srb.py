@@ -248,6 +248,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     )
 
 
+MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
 MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
@@ -538,7 +539,7 @@ class SrbSettings:
     rest_stall: float = 1.5       # s without recovery (RC +0.01) after which a rest ends anyway
     min_motion_between_rests: float = 0.5   # s of source motion before the next rest
     early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
-    effort_economy: float = 1.0   # rad: how far a tired limb joint yields per unit of load (0: never)
+    effort_economy: float = 1.0   # rad: how far a tired limb joint yields per unit of load (0: never, at most MAX_EFFORT_ECONOMY)
     contact_height: float = 0.02  # m: sole corners this close to the floor carry load
     # "reference": the body's orientation follows the momentum-consistent reference and only
     # the COM is simulated (the moment the contacts cannot supply is recorded as residual);

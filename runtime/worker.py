@@ -143,7 +143,7 @@ def main(argv=None) -> int:
             last[0] = pct
             _say(f"@@progress {fraction:.4f}")
 
-    kwargs = {k: req[k] for k in ("seconds", "hold", "out_fps", "plan") if k in req}
+    kwargs = {k: req[k] for k in ("seconds", "hold", "out_fps", "plan", "effort_economy") if k in req}
     try:
         if req.get("policy"):
             from .policy import SrbPolicy

@@ -102,6 +102,7 @@ OPERATOR_ERRORS = {
     "take over user action": ({"take_name": "other"}, "'other' already exists and is not a fatigued take"),
     "bad mode": ({"mode": "ragdoll"}, "unknown mode 'ragdoll': use srb or torque"),
     "bad foot placement": ({"foot_placement": "hop"}, "unknown foot placement 'hop': use policy or rule"),
+    "bad effort economy": ({"effort_economy": 9.0}, "effort economy 9.0: use 0 (hold every pose) to 5"),
 }
 
 
@@ -206,6 +207,7 @@ def test_in_place_writes_into_the_input(shots, tmp_path):
     (["{a}", "--out", "{out}", "--fitness", "3"], "--fitness 3.0: give a number in [0, 1]"),
     (["{a}", "--out", "{out}", "--jobs", "0"], "--jobs 0"),
     (["{a}", "--out", "{out}", "--mode", "ragdoll"], "invalid choice"),
+    (["{a}", "--out", "{out}", "--effort-economy", "-1"], "--effort-economy -1.0: give a number in [0, 5]"),
     (["{a}", "--out", "{out}", "--in-place"], "drop --out"),
     (["{a}", "--out", "{out}", "--colour"], "unrecognized arguments"),
 ])
@@ -271,3 +273,27 @@ def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(r
     worker = backend.run_sync(run)
     assert np.array_equal(inline.clip.joint_rots, worker.clip.joint_rots)
     assert "policy" in worker.notes["foot_placement"]
+
+
+def test_effort_economy_reaches_the_simulation_in_both_backends_and_the_file_keeps_its_setting(registered_addon):
+    """The operator's effort_economy overrides the armature's setting for one bake; the worker
+    process reads it from the request and gives the same take as the in-process run."""
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    s = obj.fatigue_settings
+    from runtime import srb
+
+    assert s.effort_economy == srb.SrbSettings().effort_economy
+    assert bpy.ops.fatigue.bake_take(armature=obj.name, effort_economy=0.0, take_name="walk.stubborn") == {"FINISHED"}
+    report = json.loads(s.last_report)
+    assert report["effort_economy"].startswith("off") and s.effort_economy == srb.SrbSettings().effort_economy
+    bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
+    s.effort_economy = 3.0
+    job = bake.prepare(bpy.context, obj)
+    assert job.request["effort_economy"] == 3.0
+    inline = backend.run_sync(backend.InProcessRun(job.request, threaded=False))
+    from types import SimpleNamespace
+
+    run = bake.make_run(job, SimpleNamespace(backend="WORKER", worker_python=""), threaded=False)
+    worker = backend.run_sync(run)
+    assert np.array_equal(inline.clip.joint_rots, worker.clip.joint_rots)
+    assert worker.notes["effort_economy"].startswith("3:")

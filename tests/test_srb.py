@@ -140,6 +140,8 @@ def test_progress_and_cancel():
     (dict(height=17.0), "units"),
     (dict(mass=1.0), "mass"),
     (dict(tau_max=np.ones(3)), "tau_max"),
+    (dict(effort_economy=-1.0), "effort economy -1.0: use 0"),
+    (dict(effort_economy=float("nan")), "effort economy"),
 ])
 def test_bad_simulation_input_names_the_fix(kwargs, match):
     with pytest.raises(simulate.SimulationError, match=match):

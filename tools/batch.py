@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))      # runtime/ (numpy only)
 sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime import fatigue_params  # noqa: E402
+from runtime.srb import MAX_EFFORT_ECONOMY  # noqa: E402
 
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
@@ -66,6 +67,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--mode", choices=("srb", "torque"), help="simulation mode (default: the file's setting)")
     ap.add_argument("--foot-placement", choices=("policy", "rule"),
                     help="SRB foot placement: the shipped learned policy or the rule (default: the file's setting)")
+    ap.add_argument("--effort-economy", type=float,
+                    help=f"how far tired limbs yield to their loads: 0 never .. 1 default .. {MAX_EFFORT_ECONOMY:g} "
+                         "(default: the file's setting)")
     ap.add_argument("--summary", type=Path, help="write a JSON summary of every take here")
     ap.add_argument("--jobs", type=int, default=1, help="takes baked in parallel processes (default 1)")
     ap.add_argument("--timeout", type=float, help="stop a take that runs longer than this many seconds")
@@ -123,6 +127,7 @@ def plan(args) -> list[dict]:
     if args.preset is not None and args.preset.lower() == "fresh" and args.fitness is not None:
         raise UsageError("--preset Fresh has no fitness: drop --fitness")
     _positive("--fitness", args.fitness, 0.0, 1.0, lo_open=False)
+    _positive("--effort-economy", args.effort_economy, 0.0, MAX_EFFORT_ECONOMY, lo_open=False)
     for k, v in rates.items():
         _positive(f"--{k}", v, 0.0, 1000.0)
     _positive("--time-scale", args.time_scale, 0.0, 10000.0)
@@ -164,7 +169,8 @@ def plan(args) -> list[dict]:
 
     base = {"armature": args.armature, "action": args.action, "frame_start": frame_start, "frame_end": frame_end,
             "preset": args.preset, "fitness": args.fitness, "time_scale": args.time_scale, "mode": args.mode,
-            "foot_placement": args.foot_placement, "timeout": args.timeout, **rates}
+            "foot_placement": args.foot_placement, "effort_economy": args.effort_economy, "timeout": args.timeout,
+            **rates}
     chains = []
     for src, dst in zip(inputs, outs):
         chain = []
@@ -297,7 +303,8 @@ def bake_one(spec: dict) -> dict:
         return result
     result["armature"] = armature
     kwargs = {k: spec[k] for k in ("action", "frame_start", "frame_end", "preset", "fitness", "F", "R", "r",
-                                   "time_scale", "mode", "foot_placement") if spec.get(k) is not None}
+                                   "time_scale", "mode", "foot_placement", "effort_economy")
+              if spec.get(k) is not None}
     obj = bpy.data.objects[armature]
     if spec.get("variant"):
         source = kwargs.get("action")
