@@ -643,7 +643,6 @@ class SrbSimulator:
         self.residual_moment = np.zeros(3)
         self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
         self._support, self._off_balance = [], 0.0
-        self._stance_centres: list = []
         self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
         self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
         self._next_sample, self._next_sample_phase = None, None
@@ -670,7 +669,7 @@ class SrbSimulator:
         # Tempo is a choice a tired body makes with a foot on the ground; a flight is ballistic
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
-        if 0.0 < rate < 1.0 and len(self._stance_centres) == 1 and not self.resting:
+        if 0.0 < rate < 1.0 and sum(f.stance for f in self.feet) == 1:
             rate = self._single_support_rate(rate, r.com, r.com_vel * rate)
         p_r = r.com
         if self.resting:
@@ -699,7 +698,7 @@ class SrbSimulator:
         root_R = R @ _qmat(r.root_rel)
         root_pos = self.p + R @ r.root_offset
         jump_to = None
-        corner_blocks, row_blocks, legs, support, stance_centres = [], [], [], [], []
+        corner_blocks, row_blocks, legs, support = [], [], [], []
         n_c = 0
         for k, foot in enumerate(self.feet):
             ankle_r = r.ankle[k]
@@ -768,7 +767,6 @@ class SrbSimulator:
                 legs.append((k, n_c, len(corners)))
                 corner_blocks.append(corners)
                 support.append(ankle[:2])
-                stance_centres.append(corners.mean(axis=0)[:2])
                 n_c += len(corners)
         if jump_to is not None and jump_to > self.phase:
             self.phase = jump_to
@@ -839,7 +837,6 @@ class SrbSimulator:
         self._update_tempo()
         self.phase = next_phase
         self._support = support
-        self._stance_centres = stance_centres
         self._check_fall(r.rot)
 
     def _limb_give(self, capacity: np.ndarray) -> np.ndarray | None:
