@@ -87,20 +87,6 @@ def head_pitch_series(take: Take) -> np.ndarray:
     return -np.degrees(neck[:, 2])   # flexion about the lateral (link z) axis
 
 
-def knee_flexion_deg(take: Take) -> float:
-    """Mean knee flexion (degrees) over frames with both feet down."""
-    angle = knee_flexion_series(take)
-    stance = take.contacts.all(axis=1)
-    return float(angle[stance].mean()) if stance.any() else float(angle.mean())
-
-
-def head_pitch_deg(take: Take) -> float:
-    """Mean forward pitch (degrees) of the neck joint over frames with a foot down."""
-    pitch = head_pitch_series(take)
-    stance = take.contacts.any(axis=1)
-    return float(pitch[stance].mean()) if stance.any() else float(pitch.mean())
-
-
 def moving_frames(take: Take) -> np.ndarray:
     """Frames in which the source motion is being performed: not resting, not holding after its end."""
     moving = take.reference_time < take.reference_time[-1] - 1e-9
