@@ -247,3 +247,15 @@ def test_after_the_source_ends_a_tired_character_rests_instead_of_collapsing():
     end = int(np.argmax(take.reference_time >= take.reference_time[-1] - 1e-9))
     rests = [e for e in take.events if e["kind"] == "rest"]
     assert rests and not [e for e in take.events if e["kind"] == "resume" and e["frame"] > max(end, rests[-1]["frame"])]
+
+
+@pytest.mark.parametrize("name", ["walk", "jump", "dance_b"])
+@pytest.mark.parametrize("fps", [24.0, 120.0])
+def test_film_and_capture_frame_rates_bake_without_falling(name, fps):
+    """Real motion comes at 24 fps (film) to 120 fps (capture); contact timing, smoothing windows
+    and the Newton check work in seconds, not frames."""
+    clip = load(name).resampled(fps)
+    take = simulate.simulate(clip, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=4.0, out_fps=30)
+    reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip
+    assert not take.fell
+    assert metrics.root_error_m(take, reference) < 0.1
