@@ -249,6 +249,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
 
 
 MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
+LANDING_SHIFT_DECAY = 1.0   # s: after a short landing the body drifts back onto the source's path this fast
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
 MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
@@ -643,6 +644,8 @@ class SrbSimulator:
         self.residual_moment = np.zeros(3)
         self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
         self._support, self._off_balance = [], 0.0
+        self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
+        self._shift_keep = 1.0 - min(1.0, self.dt / LANDING_SHIFT_DECAY)
         self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
         self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
         self._next_sample, self._next_sample_phase = None, None
@@ -670,8 +673,8 @@ class SrbSimulator:
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
         if 0.0 < rate < 1.0 and sum(f.stance for f in self.feet) == 1:
-            rate = self._single_support_rate(rate, r.com, r.com_vel * rate)
-        p_r = r.com
+            rate = self._single_support_rate(rate, self.com_target(r), r.com_vel * rate)
+        p_r = self.com_target(r)
         if self.resting:
             # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
             centre = np.mean([r.ankle[k] + self.feet[k].offset + _qmat(r.foot_rot[k]) @ body.sole_centre
@@ -715,7 +718,8 @@ class SrbSimulator:
                 foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
             if not foot.stance:
                 target = np.zeros(3)
-                target[:2] = s.raibert_kp * (self.p[:2] - p_r[:2]) + s.raibert_kv * (self.v[:2] - v_r[:2])
+                target[:2] = (self.shift[:2] + s.raibert_kp * (self.p[:2] - p_r[:2])
+                              + s.raibert_kv * (self.v[:2] - v_r[:2]))
                 if self.controller is not None:
                     target[:2] += self.landing_adjust[k]
                 span = max(foot.land_phase - foot.lift_phase, 1e-6)
@@ -769,7 +773,12 @@ class SrbSimulator:
                 support.append(ankle[:2])
                 n_c += len(corners)
         if jump_to is not None and jump_to > self.phase:
+            # Landing early from a flight (a lower, shorter jump): the motion goes on from the
+            # source's landing, from where the body came down (see com_target).
             self.phase = jump_to
+            self.shift[:2] = self.p[:2] - ref.sample(jump_to).com[:2]
+        else:
+            self.shift *= self._shift_keep
 
         torque = np.zeros(len(body.tau_max))
         if n_c:
@@ -838,6 +847,18 @@ class SrbSimulator:
         self.phase = next_phase
         self._support = support
         self._check_fall(r.rot)
+
+    def com_target(self, r: "RefSample") -> np.ndarray:
+        """Where the centre of mass should be at reference sample ``r``: the source's, moved by
+        ``shift`` after a short landing (the swing feet's landing targets move with it).
+
+        Why: a tired jump is lower, so it is also shorter.  A centre of mass chasing the source's
+        landing spot from where the body actually came down drags the body ahead of its planted
+        feet (legs stretched back like a plank, a moment no foot could supply).  Instead the
+        motion goes on from where the body landed and drifts back onto the source's path over
+        about LANDING_SHIFT_DECAY, through the next steps and jumps.  Flights that land on time
+        never shift."""
+        return r.com + self.shift
 
     def _limb_give(self, capacity: np.ndarray) -> np.ndarray | None:
         """Effort economy: how far each tired limb joint yields to the load it holds (radians per

@@ -259,3 +259,22 @@ def test_film_and_capture_frame_rates_bake_without_falling(name, fps):
     reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip
     assert not take.fell
     assert metrics.root_error_m(take, reference) < 0.1
+
+
+def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
+    """A lower jump is shorter; chasing the source's landing spot dragged the body ahead of its
+    planted feet (legs stretched back like a plank).  The motion goes on from where it landed."""
+    jump = load("jump")
+    fresh = simulate.simulate(jump, None, seconds=10.0, out_fps=30)
+    tired = simulate.simulate(jump, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0, out_fps=30)
+    assert not tired.fell
+
+    def pelvis_off_feet(take):   # 95th percentile, both feet down, horizontal metres
+        ck = kin.analyse(take.clip)
+        ankles = ck.joint_pos[:, [ck.link_names.index(f"{s}_ankle") for s in ("right", "left")], :2].mean(axis=1)
+        off = np.linalg.norm(take.clip.root_pos[:, :2] - ankles, axis=1)
+        return float(np.percentile(off[take.contacts.all(axis=1)], 95))
+
+    assert pelvis_off_feet(tired) < pelvis_off_feet(fresh) + 0.08
+    # ...and it finds its way back towards the animated path rather than drifting off
+    assert metrics.root_error_m(tired, jump.repeated(max(tired.reference_time[-1], jump.duration))) < 0.15

@@ -59,7 +59,7 @@ def reward(sim: srb.SrbSimulator, action: np.ndarray) -> float:
     r = ref.sample(min(sim.phase, ref.duration))
     rate = 0.0 if sim.resting else sim.tempo
     scale = sim.body.height / 1.62
-    e_p = (sim.p - r.com) / scale
+    e_p = (sim.p - sim.com_target(r)) / scale
     e_v = sim.v - r.com_vel * rate
     return (0.6 * math.exp(-float(e_p @ e_p) / 0.08 ** 2) + 0.3 * math.exp(-float(e_v @ e_v) / 0.6 ** 2)
             + 0.1 - 0.02 * float(action @ action) / len(action))
