@@ -118,6 +118,24 @@ class Clip:
         return replace(self, fps=float(fps), root_pos=pos, root_rot=quat.make_continuous(rot),
                        joint_rots=quat.make_continuous(joints))
 
+    def mirrored(self) -> "Clip":
+        """The motion mirrored left to right (across the world XZ plane), left and right joints
+        swapped: a right-footed kick becomes a left-footed one.  Training data (a policy should
+        not care which side leads).
+
+        The proxy's link frames share one rest orientation (x forward, y up, z lateral), so a
+        joint's mirrored local rotation is the reflection through its xy plane: (x, y, z, w) ->
+        (-x, -y, z, w); the root's frame is that reflection seen through Y_UP_TO_Z_UP."""
+        def reflect(q):
+            return q * np.array([-1.0, -1.0, 1.0, 1.0])
+
+        up = np.broadcast_to(Y_UP_TO_Z_UP, self.root_rot.shape)
+        root_rot = quat.multiply(up, reflect(quat.multiply(quat.conjugate(up), self.root_rot)))
+        index = {name: i for i, name in enumerate(self.joints)}
+        partner = [index.get(_other_side(name), i) for i, name in enumerate(self.joints)]
+        return replace(self, name=self.name + "~mirror", root_pos=self.root_pos * np.array([1.0, -1.0, 1.0]),
+                       root_rot=quat.normalize(root_rot), joint_rots=reflect(self.joint_rots[:, partner]))
+
     def repeated(self, seconds: float) -> "Clip":
         """A non-looping clip covering ``seconds`` (looping clips cycle with root offset;
         others play once and hold the last pose)."""
@@ -143,6 +161,13 @@ class Clip:
     def joint_angular_velocities(self) -> np.ndarray:
         """(T, J, 3) local angular velocities of every joint (child frame)."""
         return angular_velocity(self.joint_rots, self.fps, world=False)
+
+
+def _other_side(name: str) -> str:
+    for a, b in (("right_", "left_"), ("left_", "right_")):
+        if name.startswith(a):
+            return b + name[len(a):]
+    return name
 
 
 def angular_velocity(q: np.ndarray, fps: float, world: bool) -> np.ndarray:

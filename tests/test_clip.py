@@ -164,3 +164,18 @@ def test_a_gliding_dancer_keeps_a_foot_down_and_a_jumper_still_flies(kin):
 
     assert longest_flight(dance) < 0.3
     assert 0.25 < longest_flight(jump) < 0.8
+
+
+def test_a_mirrored_clip_moves_its_left_side_as_the_original_moves_its_right(kin):
+    kick = C.load_deepmimic(C.deepmimic_clip_path("kick"))
+    mirror = kick.mirrored()
+    a, b = kin.analyse(kick), kin.analyse(mirror)
+    flip = np.array([1.0, -1.0, 1.0])
+    for side, other in (("right", "left"), ("left", "right")):
+        for part in ("ankle", "knee", "wrist" if "wrist" in a.link_names else "elbow"):
+            i, j = a.link_names.index(f"{side}_{part}"), a.link_names.index(f"{other}_{part}")
+            assert np.allclose(b.joint_pos[:, j], a.joint_pos[:, i] * flip, atol=1e-6)
+    assert np.allclose(b.com, a.com * flip, atol=1e-6)
+    assert np.allclose(b.foot_contact, a.foot_contact[:, ::-1])
+    # twice is the original
+    assert np.allclose(mirror.mirrored().joint_rots, kick.joint_rots, atol=1e-12)

@@ -57,6 +57,7 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     (["--clips", "walk", "--held-out", "walk", "--steps", "10"], "both trained on and held out"),
     (["--clips", "walk", "--steps", "0"], "positive"),
     (["--clips", "walk", "--steps", "10", "--resume"], "no checkpoint"),
+    (["--clips", "walk", "--kind", "phase", "--augment", "--steps", "10"], "--augment is for window policies"),
 ])
 def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
     pytest.importorskip("torch")
@@ -65,3 +66,19 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
     ours = [line for line in result.stderr.splitlines() if not line.startswith("pybullet build time")]
     assert len(ours) == 1 and message in ours[0]
     assert not (tmp_path / "o" / "srb_policy.npz").exists()
+
+
+def test_augmented_training_adds_mirrored_and_time_scaled_copies():
+    from runtime.train import srb_env
+
+    assert srb_env.variants(["walk"], False) == [("walk", False, 1.0)]
+    both = srb_env.variants(["walk", "jump"], True)
+    assert len(both) == 2 * (2 + len(srb_env.AUGMENT_SPEEDS)) and ("jump", True, 1.0) in both
+    fast = srb_env.prepare("walk", seconds=2.0, speed=1.25)
+    plain = srb_env.prepare("walk", seconds=2.0)
+    mirror = srb_env.prepare("walk", seconds=2.0, mirror=True)
+    assert fast.name == "walk@1.25x" and mirror.name == "walk~mirror"
+    assert fast.ref.clip.fps == pytest.approx(1.25 * plain.ref.clip.fps)
+    speed = lambda p: np.linalg.norm(p.ref.com_vel[:, :2], axis=1).mean()   # noqa: E731
+    assert speed(fast) == pytest.approx(1.25 * speed(plain), rel=0.05)
+    assert np.allclose(mirror.ref.com[:, 1], -plain.ref.com[:, 1], atol=1e-6)

@@ -39,6 +39,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--envs", type=int, default=8, help="environments per worker")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--minutes", type=float, help="stop this call after this many minutes (resumable)")
+    ap.add_argument("--augment", action="store_true",
+                    help="also train on every clip mirrored and played 0.8x / 1.25x as fast (general policies)")
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
@@ -54,6 +56,8 @@ def main(argv: list[str]) -> int:
         return _fail("--steps, --workers and --envs must be positive")
     if args.kind == "phase" and len(names) != 1:
         return _fail("a phase policy is per clip: give exactly one clip (or use --kind window)")
+    if args.kind == "phase" and args.augment:
+        return _fail("--augment is for window policies: a phase policy cannot tell a mirrored clip from its original")
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -68,7 +72,7 @@ def main(argv: list[str]) -> int:
     if args.resume and not (args.out / "checkpoint.pt").is_file():
         return _fail(f"--resume: no checkpoint in {args.out}")
     cfg = ppo.Config(clips=names, kind=args.kind, steps=args.steps, workers=args.workers,
-                     envs_per_worker=args.envs, seed=args.seed, held_out=held)
+                     envs_per_worker=args.envs, seed=args.seed, held_out=held, augment=args.augment)
     try:
         result = ppo.train(cfg, args.out, resume=args.resume, max_minutes=args.minutes)
     except ValueError as exc:

@@ -31,6 +31,7 @@ from . import srb_env
 class Config:
     clips: list[str]
     kind: str = "window"
+    augment: bool = False         # also mirrored and time-scaled copies of every clip (srb_env.variants)
     steps: int = 200_000          # control steps (1/30 s each) of experience in all
     workers: int = 2
     envs_per_worker: int = 8
@@ -106,9 +107,10 @@ class Normaliser:
 
 
 # -- rollout workers ----------------------------------------------------------------------------
-def _worker(conn, clips: list[str], kind: str, envs: int, seed: int) -> None:
+def _worker(conn, clips: list[str], kind: str, envs: int, seed: int, augment: bool = False) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    prepared = [srb_env.prepare(name) for name in clips]
+    prepared = [srb_env.prepare(name, mirror=mirror, speed=speed)
+                for name, mirror, speed in srb_env.variants(clips, augment)]
     pool = [srb_env.SrbEnv(prepared, kind, seed * 1000 + i) for i in range(envs)]
     obs = [env.reset() for env in pool]
     returns = [0.0] * envs
@@ -156,7 +158,7 @@ class Rollouts:
         for w in range(cfg.workers):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, args=(child, cfg.clips, cfg.kind, cfg.envs_per_worker,
-                                                     cfg.seed * 100 + w), daemon=True)
+                                                     cfg.seed * 100 + w, cfg.augment), daemon=True)
             proc.start()
             self.conns.append(parent)
             self.procs.append(proc)
@@ -213,9 +215,11 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
         if not ckpt.is_file():
             raise FileNotFoundError(f"--resume: no checkpoint in {out}")
         state = torch.load(ckpt, weights_only=False)
-        if state["config"]["clips"] != cfg.clips or state["config"]["kind"] != cfg.kind:
+        if (state["config"]["clips"] != cfg.clips or state["config"]["kind"] != cfg.kind
+                or state["config"].get("augment", False) != cfg.augment):
             raise ValueError(f"--resume: the checkpoint in {out} was trained on {state['config']['clips']} "
-                             f"({state['config']['kind']}); give the same --clips and --kind")
+                             f"({state['config']['kind']}, augment {state['config'].get('augment', False)}); "
+                             f"give the same --clips, --kind and --augment")
         net.load_state_dict(state["net"])
         opt.load_state_dict(state["opt"])
         norm.load(state["norm"])

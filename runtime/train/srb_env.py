@@ -22,6 +22,7 @@ EPISODE_SECONDS = 8.0
 FRESH_SHARE = 0.25                  # episodes without fatigue
 TIME_SCALE_RANGE = (5.0, 40.0)      # fatigue speed-ups drawn (log-uniform)
 INITIAL_FATIGUE_MAX = 0.4
+AUGMENT_SPEEDS = (0.8, 1.25)        # --augment: each clip also mirrored and played this much faster
 FALL_REWARD = -10.0                 # a fall ends the episode: worth about 10 steps of tracking
 
 
@@ -36,11 +37,28 @@ class PreparedClip:
     body: srb.Body          # with the clip's calibrated strength
 
 
-def prepare(name: str, seconds: float = EPISODE_SECONDS) -> PreparedClip:
-    """Reference and strength of a DeepMimic clip, as simulate() would make them."""
+def variants(names: list[str], augment: bool) -> list[tuple[str, bool, float]]:
+    """(clip, mirrored, speed) to train on: each clip as it is, and with ``augment`` also mirrored
+    and played at AUGMENT_SPEEDS (a general policy should not care which side leads or how fast)."""
+    out = []
+    for name in names:
+        out.append((name, False, 1.0))
+        if augment:
+            out.append((name, True, 1.0))
+            out.extend((name, False, speed) for speed in AUGMENT_SPEEDS)
+    return out
+
+
+def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, speed: float = 1.0) -> PreparedClip:
+    """Reference and strength of a DeepMimic clip (mirrored, played ``speed`` times faster), as
+    simulate() would make them."""
     from ..simulate import _calibrate
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
+    if mirror:
+        clip = clip.mirrored()
+    if speed != 1.0:
+        clip = replace(clip, name=f"{clip.name}@{speed:g}x", fps=clip.fps * speed)
     source = clip.repeated(seconds) if clip.loop else clip
     with Kinematics() as kin:
         ck = kin.analyse(source)
@@ -50,7 +68,7 @@ def prepare(name: str, seconds: float = EPISODE_SECONDS) -> PreparedClip:
         body = srb.body_from_proxy(kin)
         ref = srb.build_reference(source, ck, body)
         tau_max = _calibrate(clip, source, ref, body, None, body.height, body.mass, False, kin)
-    return PreparedClip(name, ref, replace(body, tau_max=tau_max))
+    return PreparedClip(clip.name, ref, replace(body, tau_max=tau_max))
 
 
 def reward(sim: srb.SrbSimulator, action: np.ndarray) -> float:
