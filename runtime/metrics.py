@@ -87,18 +87,18 @@ def head_pitch_series(take: Take) -> np.ndarray:
     return -np.degrees(neck[:, 2])   # flexion about the lateral (link z) axis
 
 
+def rest_spans(take: Take) -> list[tuple[int, int | None]]:
+    """(rest frame, the first resume frame after it or None when the take ends resting), per rest."""
+    resumes = [e["frame"] for e in take.events if e["kind"] == "resume"]
+    return [(e["frame"], next((f for f in resumes if f > e["frame"]), None))
+            for e in take.events if e["kind"] == "rest"]
+
+
 def moving_frames(take: Take) -> np.ndarray:
     """Frames in which the source motion is being performed: not resting, not holding after its end."""
     moving = take.reference_time < take.reference_time[-1] - 1e-9
-    resting_since = None
-    for event in sorted(take.events, key=lambda e: e["frame"]):
-        if event["kind"] == "rest":
-            resting_since = event["frame"]
-        elif event["kind"] == "resume" and resting_since is not None:
-            moving[resting_since:event["frame"]] = False
-            resting_since = None
-    if resting_since is not None:
-        moving[resting_since:] = False
+    for start, end in rest_spans(take):
+        moving[start:end] = False
     return moving
 
 
@@ -173,15 +173,15 @@ def travels(reference: Clip, min_speed: float = 0.5) -> bool:
 
 def recovers_in_rests(take: Take) -> bool | None:
     """True when RC of the legs rose during some rest (None when the take never rested)."""
-    rests = [e for e in take.events if e["kind"] == "rest"]
-    if not rests:
+    spans = rest_spans(take)
+    if not spans:
         return None
     legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
     rc = take.fatigue["RC"][:, legs].min(axis=1)
-    for e in rests:
-        start = min(e["frame"], take.frames - 1)
-        ends = [r["frame"] for r in take.events if r["kind"] == "resume" and r["frame"] > start]
-        end = min(ends[0] if ends else take.frames - 1, take.frames - 1)
+    last = take.frames - 1
+    for start, resume in spans:
+        start = min(start, last)
+        end = min(last if resume is None else resume, last)
         if end > start and rc[start:end + 1].max() > rc[start] + 0.02:
             return True
     return False

@@ -672,9 +672,9 @@ class SrbSimulator:
         # Tempo is a choice a tired body makes with a foot on the ground; a flight is ballistic
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
-        if 0.0 < rate < 1.0 and sum(f.stance for f in self.feet) == 1:
-            rate = self._single_support_rate(rate, self.com_target(r), r.com_vel * rate)
         p_r = self.com_target(r)
+        if 0.0 < rate < 1.0 and sum(f.stance for f in self.feet) == 1:
+            rate = self._single_support_rate(rate, p_r, r.com_vel * rate)
         if self.resting:
             # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
             centre = np.mean([r.ankle[k] + self.feet[k].offset + _qmat(r.foot_rot[k]) @ body.sole_centre
