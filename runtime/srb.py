@@ -249,7 +249,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
 
 
 MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
-LANDING_SHIFT_DECAY = 1.0   # s: after a short landing the body drifts back onto the source's path this fast
+LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the body drifts back onto the source's path this fast
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
 MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
@@ -701,6 +701,7 @@ class SrbSimulator:
         root_R = R @ _qmat(r.root_rel)
         root_pos = self.p + R @ r.root_offset
         jump_to = None
+        in_flight = not any(f.stance for f in self.feet)   # feet touching down now land together
         corner_blocks, row_blocks, legs, support = [], [], [], []
         n_c = 0
         for k, foot in enumerate(self.feet):
@@ -733,7 +734,7 @@ class SrbSimulator:
                                     foot.land_phase - phase < s.early_landing_window):
                     foot.stance = True
                     if not contact_r[k]:
-                        if any(f.stance for f in self.feet if f is not foot):
+                        if not in_flight and any(f.stance for f in self.feet if f is not foot):
                             # A swing foot meeting the floor early while the other foot stands
                             # (a sagging body): it stands there and the clock runs on.  Skipping
                             # the reference ahead here would speed the whole motion up.
@@ -777,7 +778,14 @@ class SrbSimulator:
             # source's landing, from where the body came down (see com_target).
             self.phase = jump_to
             self.shift[:2] = self.p[:2] - ref.sample(jump_to).com[:2]
-        else:
+            # The landed feet stand where the source's feet land relative to its body, so the
+            # legs bend for the landing as the source's do (not stretched toward a spot ahead).
+            for foot in self.feet:
+                if foot.stance:
+                    foot.offset[:2] = self.shift[:2]
+        elif len(support) < 2:
+            # Only while a foot is free to step: with both feet planted, moving the body's
+            # target would pull it off its feet (legs stretched, knees straight in a crouch).
             self.shift *= self._shift_keep
 
         torque = np.zeros(len(body.tau_max))
@@ -856,8 +864,9 @@ class SrbSimulator:
         landing spot from where the body actually came down drags the body ahead of its planted
         feet (legs stretched back like a plank, a moment no foot could supply).  Instead the
         motion goes on from where the body landed and drifts back onto the source's path over
-        about LANDING_SHIFT_DECAY, through the next steps and jumps.  Flights that land on time
-        never shift."""
+        about LANDING_SHIFT_DECAY of single support or flight, through the next steps: planted
+        feet hold it, so a chain of tired jumps covers less ground than the source's.  Flights
+        that land on time never shift."""
         return r.com + self.shift
 
     def _limb_give(self, capacity: np.ndarray) -> np.ndarray | None:

@@ -255,10 +255,12 @@ def test_film_and_capture_frame_rates_bake_without_falling(name, fps):
     """Real motion comes at 24 fps (film) to 120 fps (capture); contact timing, smoothing windows
     and the Newton check work in seconds, not frames."""
     clip = load(name).resampled(fps)
-    take = simulate.simulate(clip, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=4.0, out_fps=30)
-    reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip
-    assert not take.fell
-    assert metrics.root_error_m(take, reference) < 0.1
+    fresh = simulate.simulate(clip, None, seconds=4.0, out_fps=30)
+    reference = clip.repeated(max(fresh.reference_time[-1], clip.duration)) if clip.loop else clip
+    assert not fresh.fell
+    assert metrics.root_error_m(fresh, reference) < 0.1
+    tired = simulate.simulate(clip, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=4.0, out_fps=30)
+    assert not tired.fell
 
 
 def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
@@ -276,5 +278,13 @@ def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
         return float(np.percentile(off[take.contacts.all(axis=1)], 95))
 
     assert pelvis_off_feet(tired) < pelvis_off_feet(fresh) + 0.08
-    # ...and it finds its way back towards the animated path rather than drifting off
-    assert metrics.root_error_m(tired, jump.repeated(max(tired.reference_time[-1], jump.duration))) < 0.15
+    # ...so its knees bend for the landings at least as the fresh ones do (they were 10 deg
+    # straighter while the body was pulled toward the source's landing spots)
+    assert metrics.knee_flexion_gain_deg(tired, fresh) > 0.0
+    # ...and it lands short, behind the source's path (never pulled ahead of it)
+    source = jump.repeated(max(tired.reference_time[-1], jump.duration))
+    source_xy = np.stack([np.interp(tired.reference_time, np.arange(source.frames) / source.fps, source.root_pos[:, i])
+                          for i in range(2)], axis=1)
+    travel = source_xy[-1] - source_xy[0]
+    along = (tired.clip.root_pos[:, :2] - source_xy) @ (travel / np.linalg.norm(travel))
+    assert along[-1] < -0.1 and along.max() < 0.1
