@@ -6,6 +6,7 @@ bake with the pelvis following the reference, and the Take says so.
 """
 from __future__ import annotations
 
+import math
 import time as _time
 from dataclasses import replace
 from typing import Callable
@@ -23,6 +24,7 @@ from .take import Take
 
 MODES = ("srb",)
 FLOOR_WORK_FRACTION = 0.05    # non-foot floor contact in more than this share of frames
+LIMB_MIN_RATE = 120.0         # Hz
 MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
 
 
@@ -57,7 +59,7 @@ def simulate(
 
     ``seconds``: how much source motion to play (looping clips cycle; default one pass);
     ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
-    the clip's).  ``tau_max``: strength per DoF (N*m); by default calibrated on a fresh pass of
+    the clip's; the SRB takes a whole number of steps per output frame, at least 60 Hz).  ``tau_max``: strength per DoF (N*m); by default calibrated on a fresh pass of
     the same clip (srb.calibrate_tau_max), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
@@ -80,6 +82,13 @@ def simulate(
     if not clip.loop and seconds:
         source = clip.repeated(min(seconds, clip.duration))
     out_fps = float(out_fps or clip.fps)
+    if not (np.isfinite(out_fps) and 1.0 <= out_fps <= 1000.0):
+        raise SimulationError(f"output frame rate {out_fps!r}: use 1 to 1000 fps")
+    settings = settings or srb.SrbSettings()
+    steps_per_frame = max(1, math.ceil(settings.rate / out_fps - 1e-9))
+    if settings.rate != out_fps * steps_per_frame:
+        settings = replace(settings, rate=out_fps * steps_per_frame)
+    limb_rate = limb_rate_for(settings.rate)
     wall0 = _time.perf_counter()
     with Kinematics(height, plan) as kin:
         ck = kin.analyse(source)
@@ -98,7 +107,7 @@ def simulate(
         body = replace(body, tau_max=tau_max)
     limbs = None
     if simulate_limbs:
-        limbs = LimbSimulator(height, mass=mass, plan=plan)
+        limbs = LimbSimulator(height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
     sim.need_torques = False
@@ -166,6 +175,12 @@ def simulate(
             limbs.close()
 
 
+def limb_rate_for(srb_rate: float) -> float:
+    """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least 120 Hz (their
+    motors are stable there on 1 kg forearms)."""
+    return srb_rate * max(1, math.ceil(LIMB_MIN_RATE / srb_rate - 1e-9))
+
+
 def attach_policy(sim: srb.SrbSimulator, policy) -> None:
     """Let ``policy`` (or nothing) correct ``sim`` every control step."""
     sim.controller = policy
@@ -183,7 +198,7 @@ def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, set
                 ref = srb.build_reference(short, own.analyse(short), body)
         else:
             ref = srb.build_reference(short, kin.analyse(short), body)
-    limbs = LimbSimulator(height, mass=mass, plan=plan) if with_limbs else None
+    limbs = LimbSimulator(height, rate=limb_rate_for(settings.rate), mass=mass, plan=plan) if with_limbs else None
     try:
         return srb.calibrate_tau_max(ref, body, settings, limbs=limbs)
     finally:

@@ -263,6 +263,16 @@ def test_film_and_capture_frame_rates_bake_without_falling(name, fps):
     assert not tired.fell
 
 
+@pytest.mark.parametrize("fps", [24.0, 25.0, 120.0])
+def test_a_take_has_one_evenly_timed_frame_per_scene_frame(fps):
+    """The take is baked at the scene's rate: at 120 fps it had one frame per 60 Hz SRB step (it
+    played back twice as fast) and at 24 fps its frames were 0.8 to 1.2 frame intervals apart."""
+    clip = load("walk").resampled(fps)
+    take = simulate.simulate(clip, None, seconds=1.0)
+    assert take.fps == fps and take.frames == int(round(fps)) + 1
+    assert np.allclose(np.diff(take.reference_time), 1.0 / fps, rtol=1e-6)
+
+
 def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
     """A lower jump is shorter; chasing the source's landing spot dragged the body ahead of its
     planted feet (legs stretched back like a plank).  The motion goes on from where it landed."""
