@@ -1,6 +1,7 @@
 """simulate(clip, schedule, mode) -> Take: the one entry point every backend and the bench call.
 
-Modes: "srb" (default; runtime.srb).  Clips whose reference touches the floor with something
+Modes: "srb" (default; runtime.srb) and "torque" (experimental, bench only: runtime.control; the
+Blender bake refuses it).  Clips whose reference touches the floor with something
 other than the feet (rolls, crawls, get-ups) cannot be carried by foot contacts alone: they
 bake with the pelvis following the reference, and the Take says so.
 """
@@ -13,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import proxy, quat, srb
+from . import control, proxy, quat, srb
 from .clip import Clip
 from .kinematics import Kinematics
 from .limbs import LimbSimulator
@@ -22,7 +23,7 @@ from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
 from .take import Take
 
-MODES = ("srb",)
+MODES = ("srb", "torque")
 FLOOR_WORK_FRACTION = 0.05    # non-foot floor contact in more than this share of frames
 LIMB_MIN_RATE = 120.0         # Hz
 MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
@@ -85,7 +86,8 @@ def simulate(
     if not (np.isfinite(out_fps) and 1.0 <= out_fps <= 1000.0):
         raise SimulationError(f"output frame rate {out_fps!r}: use 1 to 1000 fps")
     settings = settings or srb.SrbSettings()
-    steps_per_frame = max(1, math.ceil(settings.rate / out_fps - 1e-9))
+    base_rate = control.CONTROL_RATE if mode == "torque" else settings.rate
+    steps_per_frame = max(1, math.ceil(base_rate / out_fps - 1e-9))
     if settings.rate != out_fps * steps_per_frame:
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
@@ -106,12 +108,14 @@ def simulate(
             raise SimulationError(f"tau_max must be {body.tau_max.size} positive numbers")
         body = replace(body, tau_max=tau_max)
     limbs = None
-    if simulate_limbs:
+    torque_mode = mode == "torque" and not floor_work
+    if simulate_limbs and not torque_mode:
         limbs = LimbSimulator(height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
     sim.need_torques = False
     attach_policy(sim, policy)
+    whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
                            "simulated feet; leg joint torques from the contact forces, fatigue-bounded",
@@ -130,6 +134,14 @@ def simulate(
                                if economy > 0 else "off: limbs hold every pose until their strength runs out")
     notes["foot_placement"] = ("Raibert rule" if policy is None else
                                f"Raibert rule corrected by the policy {policy.name!r} at {CONTROL_RATE:g} Hz")
+    if torque_mode:
+        notes["pelvis_and_legs"] = ("EXPERIMENTAL torque mode: the whole PyBullet proxy on joint torques from an "
+                                    "inverse-dynamics QP, each within RC * tau_max, tracking an SRB simulator run "
+                                    "in lockstep (its centre of mass, footholds, tempo and rests)")
+        notes["arms_trunk_neck"] = "the same articulated body, on the same fatigue-bounded joint torques"
+        notes["orientation"] = ("helped: a root moment the contacts do not supply keeps the body upright "
+                                "(residual_moment_nm_mean); the root force is residual_force")
+        notes["effort_economy"] = "not applied in torque mode"
     if floor_work:
         notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
                                     "feet, which foot contacts alone cannot carry (no centroidal dynamics, "
@@ -148,12 +160,14 @@ def simulate(
         if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
             break
         if sim.time >= next_out - 1e-9:
-            frames.append(_record(sim, ref, floor_work))
+            frames.append(_record(sim, ref, floor_work, whole))
             next_out += 1.0 / out_fps
         # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
         sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
         if floor_work:
             _follow_reference(sim, ref)
+        elif whole is not None:
+            whole.step()
         else:
             sim.step()
         if cancel is not None and cancel():
@@ -162,17 +176,19 @@ def simulate(
         if progress is not None and pct != last_report:
             last_report = pct
             progress(pct / 100.0)
-    frames.append(_record(sim, ref, floor_work))
+    frames.append(_record(sim, ref, floor_work, whole))
     if sim.phase < ref.duration - 1e-9 and not sim.fallen:
         sim.events.append({"time": sim.time, "kind": "stopped",
                            "reason": f"the take reached {MAX_STRETCH:g}x the source length; the last "
                                      f"{ref.duration - sim.phase:.1f} s of the source were not played"})
     wall = _time.perf_counter() - wall0
     try:
-        return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
+        return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
     finally:
         if limbs is not None:
             limbs.close()
+        if whole is not None:
+            whole.close()
 
 
 def limb_rate_for(srb_rate: float) -> float:
@@ -232,16 +248,23 @@ def _follow_reference(sim: srb.SrbSimulator, ref: srb.Reference) -> None:
     sim.time += sim.dt
 
 
-def _record(sim: srb.SrbSimulator, ref: srb.Reference, floor_work: bool) -> tuple:
+def _record(sim: srb.SrbSimulator, ref: srb.Reference, floor_work: bool, whole=None) -> tuple:
     model = sim.fatigue.model if sim.fatigue is not None else None
     fatigue = model.snapshot() if model is not None else None
-    return (sim.state(), sim.torque.copy(), fatigue, sim.residual_moment.copy())
+    if whole is not None:
+        return (whole.record(), whole.torque.copy(), fatigue, whole.residual[3:].copy(), whole.residual[:3].copy())
+    return (sim.state(), sim.torque.copy(), fatigue, sim.residual_moment.copy(), np.zeros(3))
 
 
-def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall) -> Take:
+def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole=None) -> Take:
     states = [f[0] for f in frames]
     phase = np.array([st[0] for st in states])
-    if floor_work:
+    if whole is not None:
+        root_pos = np.array([st[1] for st in states])
+        root_rot = np.array([st[2] for st in states])
+        joints = np.array([st[3] for st in states])
+        contacts = np.array([st[6] for st in states], dtype=bool)
+    elif floor_work:
         root_pos, root_rot, joints = ref.clip.sample_many(phase)
         contacts = np.array([ref.sample(ph).contact for ph in phase], dtype=bool)
         if sim.limbs is not None:
@@ -252,7 +275,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
         name=f"{source.name}.fatigued", fps=out_fps, root_pos=root_pos,
         root_rot=quat.make_continuous(root_rot), joint_rots=quat.make_continuous(joints), loop=False,
     )
-    com = np.array([st[1] for st in states])
+    com = np.array([st[7] if whole is not None else st[1] for st in states])
     torque = np.array([f[1] for f in frames])
     if model is not None:
         fatigue = {k: np.array([f[2][k] for f in frames]) for k in ("MA", "MR", "MF", "TL", "RC")}
@@ -264,14 +287,14 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall)
     events = [dict(e, frame=int(round(e["time"] * out_fps))) for e in sim.events]
     simulated = float(sim.time)
     take = Take(
-        mode="srb" if not floor_work else "srb-reference-follow",
+        mode=("torque" if whole is not None else "srb") if not floor_work else "srb-reference-follow",
         fps=out_fps,
         clip=clip,
         reference_time=phase,
         fatigue=fatigue,
         torque=torque,
         contacts=contacts,
-        residual_force=np.zeros((len(frames), 3)),
+        residual_force=np.array([f[4] for f in frames]),
         com=com,
         events=events,
         notes=notes,

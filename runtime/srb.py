@@ -650,6 +650,8 @@ class SrbSimulator:
         self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
+        self.books_fatigue = True   # False: another simulator applies the torques and books them
+        self.p_target, self.v_target = self.p.copy(), self.v.copy()   # the step's COM target
         self._leg_dofs = body.leg_dofs.ravel()
         self.peak_torque = None     # set to zeros to track the largest |torque| per DoF
         # A policy (runtime.policy) corrects the rule every control step: swing-foot landing
@@ -687,6 +689,7 @@ class SrbSimulator:
         if self.controller is not None:
             v_r = v_r + np.array([self.velocity_adjust[0], self.velocity_adjust[1], 0.0])
         acc_des = r.com_acc * (rate * rate) + s.kp * (p_r - self.p) + s.kd * (v_r - self.v)
+        self.p_target, self.v_target = p_r, v_r
         R = _qmat(self.q)
         if s.orientation == "dynamic":
             rot_err = quat.to_rotvec(quat.multiply(r.rot, quat.conjugate(self.q)))
@@ -824,7 +827,7 @@ class SrbSimulator:
                                       r.joint_vel * rate, caps, self.dt, give)
             torque[self.limbs.dofs] = applied
             self._limb_torque += (applied - self._limb_torque) * self._limb_blend
-        if self.fatigue is not None:
+        if self.fatigue is not None and self.books_fatigue:
             torque = self.fatigue.step_torque(torque, body.tau_max, self.time, self.dt)
         self.torque = torque
         if self.peak_torque is not None:

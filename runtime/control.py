@@ -1,0 +1,545 @@
+"""Torque mode (EXPERIMENTAL, not offered in Blender): the whole PyBullet proxy on explicit,
+fatigue-bounded joint torques.
+
+Why this design: on its own an articulated humanoid tracking a clip falls (measured: PD tracking
+within 0.3-2.5 s; an inverse-dynamics QP within 3.4 s) because tracking is not a balance
+strategy.  Here the SRB simulator runs in lockstep as the strategy (contact timing, foot
+placement from where the body really is, centre-of-mass acceleration, tempo, rests) and an
+inverse-dynamics QP finds joint torques and contact forces that realise it on the articulated
+body, every DoF within its fatigued bound |tau_d| <= RC_d * tau_max_d.  Fatigue is booked from
+those torques.  What the contacts cannot supply is a root wrench: a penalised, bounded variable
+reported per frame (Take.residual_force, stats["residual_moment_nm_mean"]).
+
+Why it is not a product mode yet: SRB mode keeps its balance with a moment its contacts do not
+supply (its orientation follows the reference; residual_moment 18-107 N*m mean on walk, run,
+jump, kick), and the articulated body needs that moment too: with the root moment priced like the
+root force every clip falls within about 2 s; priced cheaply (the default here) 5 of 8 S1 clips
+stand 10 s with 0.02-0.15 body weights of root force but 37-293 N*m of root moment.  What is
+missing is a balance planner that respects angular momentum (centroidal MPC or a learned policy).
+
+Conventions (measured on PyBullet 3.2.7, see tests/test_control.py): generalised velocity = base
+linear and angular velocity in the world frame, then per joint the child-frame angular velocity
+(ball joints) or the joint rate (hinges), 34 numbers for the default proxy.  The mass matrix is
+``calculateMassMatrix(flags=1)`` with the base pose first and its padding rows dropped
+(``flags=0`` is wrong for ball joints); the bias h (gravity, Coriolis) is -M * a0 from one
+zero-torque step of a collision-free copy (``calculateInverseDynamics`` mis-handles a rotating
+base); contact Jacobians are computed here (PyBullet's do not support ball joints); ball-joint
+TORQUE_CONTROL lasts one physics step, so torques are set before every step; a root force is
+applied at the base's current origin (a 1 cm lever visibly spins the light pelvis).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import quadprog
+
+from . import proxy, quat
+
+CONTROL_RATE = 120.0    # Hz: one QP per control step (at least; a whole number per output frame)
+SUBSTEPS = 2            # PyBullet steps per control step, the torques held between them
+GRAVITY = 9.81
+FOOT_PRESS = 0.005      # m (1.62 m body): a planted foot not on the floor yet is aimed this far below it
+SOLE_REACH = 0.02       # m (1.62 m body): a sole corner this close to the floor can push on it
+# Sole corners in the foot's centre-of-mass frame (x forward, y up, z lateral), 1.62 m body.
+SOLE = np.array([[sx * proxy.FOOT_HALF_EXTENTS[0], -proxy.FOOT_HALF_EXTENTS[1], sz * proxy.FOOT_HALF_EXTENTS[2]]
+                 for sx in (1, -1) for sz in (1, -1)])
+
+
+@dataclass(frozen=True)
+class TorqueSettings:
+    """Gains (acceleration space) and the QP's weights.  Costs compare against tracking one DoF
+    10 m/s^2 (rad/s^2) off, which costs 1."""
+    kp_root: float = 100.0        # 1/s^2: pelvis position and orientation feedback
+    kd_root: float = 20.0         # 1/s
+    kp_joint: float = 400.0       # 1/s^2: joint rotation feedback
+    kd_joint: float = 40.0        # 1/s
+    kp_foot: float = 400.0        # planted feet onto the SRB's footholds
+    kd_foot: float = 40.0
+    friction: float = 0.8         # friction pyramid the QP assumes (PyBullet's floor has 1.0)
+    residual_weight: float = 1e3  # a root force of one body weight
+    residual_moment_weight: float = 1.0   # a root moment of 0.2 body weight x 1 m (see WholeBody)
+    residual_limit: float = 1.0   # body weights: the most root force ever applied
+    contact_weight: float = 1e2   # touching points stay still
+    torque_weight: float = 1e-2   # effort, sum (tau / tau_max)^2
+    com_weight: float = 300.0     # the SRB's centre-of-mass acceleration
+    root_weight: float = 10.0     # pelvis orientation
+    pelvis_position_weight: float = 0.1   # the pelvis's place (the centre of mass carries the body)
+    stance_leg_weight: float = 0.3    # a planted leg's joint angles (against 1 for a free joint)
+    foot_weight: float = 30.0     # a planted foot's place and orientation
+
+
+def _skew(a: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+class Articulated:
+    """The proxy as a floating-base PyBullet body on a floor, plus a collision-free copy for the
+    bias forces.  Reads state and builds M, h and contact Jacobians in one convention."""
+
+    def __init__(self, height: float, mass: float, floor: float, plan=None, rate: float = SUBSTEPS * CONTROL_RATE):
+        import pybullet
+        import pybullet_data
+
+        self.p = pybullet
+        self.dt = 1.0 / rate
+        self.clients = []
+        self.body, self.copy = None, None
+        for k in range(2):
+            c = pybullet.connect(pybullet.DIRECT)
+            self.clients.append(c)
+            body, links = proxy.load_body(c, height, fixed_base=False, plan=plan)
+            ratio = mass / proxy.DEFAULT_MASS
+            n = pybullet.getNumJoints(body, physicsClientId=c)
+            for j in range(-1, n):
+                info = pybullet.getDynamicsInfo(body, j, physicsClientId=c)
+                pybullet.changeDynamics(body, j, mass=info[0] * ratio,
+                                        localInertiaDiagonal=[v * ratio for v in info[2]],
+                                        linearDamping=0.0, angularDamping=0.0, jointDamping=0.0,
+                                        lateralFriction=1.0, physicsClientId=c)
+            pybullet.setGravity(0, 0, -GRAVITY, physicsClientId=c)
+            pybullet.setTimeStep(self.dt, physicsClientId=c)
+            if k == 0:
+                self.body, self.links, self.client = body, links, c
+                with proxy._quiet_stdout():
+                    self.floor_id = pybullet.loadURDF(str(pybullet_data.getDataPath()) + "/plane.urdf",
+                                                      [0, 0, floor], physicsClientId=c)
+                pybullet.changeDynamics(self.floor_id, -1, lateralFriction=1.0, physicsClientId=c)
+            else:
+                self.copy, self.copy_client = body, c
+                for j in range(-1, n):
+                    pybullet.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=c)
+        self.mass = mass
+        self.joint_index = [self.links[j.name] for j in proxy.DEFAULT_JOINTS]
+        self.spherical = [j.dofs == 3 for j in proxy.DEFAULT_JOINTS]
+        self.nv = 6 + sum(j.dofs for j in proxy.DEFAULT_JOINTS)
+        self.offsets = list(6 + np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])[:-1])
+        n = pybullet.getNumJoints(self.body, physicsClientId=self.client)
+        info = [pybullet.getJointInfo(self.body, j, physicsClientId=self.client) for j in range(n)]
+        self.parent = [i[16] for i in info]
+        self.axis = {j: np.array(info[j][13]) for j in range(n)}
+        self.masses = np.array([pybullet.getDynamicsInfo(self.body, j, physicsClientId=self.client)[0]
+                                for j in range(n)])
+        slot = {j: k for k, j in enumerate(self.joint_index)}
+        # Per link: the actuated joints from the base to it (joint slot), for Jacobians.
+        self.chain = {}
+        for link in range(n):
+            path, j = [], link
+            while j != -1:
+                if j in slot:
+                    path.append(slot[j])
+                j = self.parent[j]
+            self.chain[link] = path[::-1]
+        # Mass-matrix rows that PyBullet pads (base: 7 position numbers, ball joints: 4).
+        keep, k = list(range(6)), 7
+        for sph in self.spherical:
+            keep.extend(range(k, k + (3 if sph else 1)))
+            k += 4 if sph else 1
+        self.keep = np.array(keep)
+        for c, body in ((self.client, self.body), (self.copy_client, self.copy)):
+            self._release(c, body)
+        self.foot_links = [self.links[n] for n in proxy.FOOT_LINKS]
+        names = [j.name for j in proxy.DEFAULT_JOINTS]
+        self.leg_slots = [[names.index(f"{side}_{part}") for part in ("hip", "knee", "ankle")]
+                          for side in ("right", "left")]
+        scale = height / proxy.DEFAULT_HEIGHT
+        self.sole = SOLE * scale
+        self.sole_reach = SOLE_REACH * scale
+        self.floor = floor
+
+    def _release(self, c, body) -> None:
+        for j, sph in zip(self.joint_index, self.spherical):
+            if sph:
+                self.p.setJointMotorControlMultiDof(body, j, self.p.POSITION_CONTROL, targetPosition=[0, 0, 0, 1],
+                                                    positionGain=0, velocityGain=0, force=[0, 0, 0],
+                                                    physicsClientId=c)
+            else:
+                self.p.setJointMotorControl2(body, j, self.p.VELOCITY_CONTROL, force=0, physicsClientId=c)
+
+    def close(self) -> None:
+        for c in self.clients:
+            self.p.disconnect(c)
+        self.clients = []
+
+    # -- state -----------------------------------------------------------------------------
+    def reset(self, root_pos, root_rot, joint_rots, root_vel, root_ang_vel, joint_vel,
+              which: str = "body") -> None:
+        p = self.p
+        c, body = (self.client, self.body) if which == "body" else (self.copy_client, self.copy)
+        p.resetBasePositionAndOrientation(body, list(root_pos), list(root_rot), physicsClientId=c)
+        p.resetBaseVelocity(body, list(root_vel), list(root_ang_vel), physicsClientId=c)
+        values, rates = [], []
+        for k, sph in enumerate(self.spherical):
+            q = joint_rots[k]
+            if sph:
+                values.append(list(q))
+                rates.append(list(joint_vel[k]))
+            else:
+                values.append([2.0 * math.atan2(q[2], q[3])])
+                rates.append([joint_vel[k][2]])
+        p.resetJointStatesMultiDof(body, self.joint_index, targetValues=values, targetVelocities=rates,
+                                   physicsClientId=c)
+
+    def state(self, which: str = "body"):
+        """(root_pos, root_rot, joint_rots (12 x 4), v (nv,)) of the body or the copy."""
+        p = self.p
+        c, body = (self.client, self.body) if which == "body" else (self.copy_client, self.copy)
+        pos, rot = p.getBasePositionAndOrientation(body, physicsClientId=c)
+        lin, ang = p.getBaseVelocity(body, physicsClientId=c)
+        v = list(lin) + list(ang)
+        joints = np.empty((len(self.joint_index), 4))
+        for k, (s, sph) in enumerate(zip(p.getJointStatesMultiDof(body, self.joint_index, physicsClientId=c),
+                                         self.spherical)):
+            if sph:
+                joints[k] = s[0]
+            else:
+                a = s[0][0]
+                joints[k] = [0.0, 0.0, math.sin(0.5 * a), math.cos(0.5 * a)]
+            v.extend(s[1])
+        return np.array(pos), np.array(rot), joints, np.array(v)
+
+    def mass_matrix(self, root_pos, root_rot, joints) -> np.ndarray:
+        positions = list(root_pos) + list(root_rot)
+        for q, sph in zip(joints, self.spherical):
+            positions.extend(q if sph else [2.0 * math.atan2(q[2], q[3])])
+        M = np.array(self.p.calculateMassMatrix(self.body, positions, flags=1, physicsClientId=self.client))
+        return M[np.ix_(self.keep, self.keep)]
+
+    def bias(self, M: np.ndarray, root_pos, root_rot, joints, v) -> np.ndarray:
+        """h(q, v): gravity and velocity forces, from one zero-torque step of the copy."""
+        vel = []
+        k = 6
+        for sph in self.spherical:
+            vel.append(v[k:k + 3] if sph else np.array([0.0, 0.0, v[k]]))
+            k += 3 if sph else 1
+        self.reset(root_pos, root_rot, joints, v[:3], v[3:6], vel, which="copy")
+        self.p.stepSimulation(physicsClientId=self.copy_client)
+        v1 = self.state("copy")[3]
+        return -M @ ((v1 - v) / self.dt)
+
+    def link_frames(self):
+        """World origin and rotation matrix of every link frame (the joint centres)."""
+        states = self.p.getLinkStates(self.body, list(range(len(self.parent))), computeForwardKinematics=1,
+                                      physicsClientId=self.client)
+        origins = np.array([s[4] for s in states])
+        rots = quat.to_matrix(np.array([s[5] for s in states]))
+        com = np.array([s[0] for s in states])
+        self._com_rot = [states[f][1] for f in self.foot_links]
+        self._com = com
+        return origins, rots, com
+
+    def point_jacobian(self, link: int, point: np.ndarray, root_pos, origins, rots) -> np.ndarray:
+        """3 x nv: world velocity of ``point`` fixed to ``link``."""
+        J = np.zeros((3, self.nv))
+        J[:, 0:3] = np.eye(3)
+        J[:, 3:6] = -_skew(point - root_pos)
+        for k in self.chain.get(link, []):
+            j = self.joint_index[k]
+            o = self.offsets[k]
+            if self.spherical[k]:
+                J[:, o:o + 3] = -_skew(point - origins[j]) @ rots[j]
+            else:
+                J[:, o] = np.cross(rots[j] @ self.axis[j], point - origins[j])
+        return J
+
+    def link_jacobian(self, link: int, root_pos, origins, rots) -> np.ndarray:
+        """6 x nv: world linear velocity of the link's centre of mass, then its angular velocity."""
+        J = np.zeros((6, self.nv))
+        J[:3] = self.point_jacobian(link, self._com[link], root_pos, origins, rots)
+        J[3:6, 3:6] = np.eye(3)
+        for k in self.chain.get(link, []):
+            j = self.joint_index[k]
+            o = self.offsets[k]
+            if self.spherical[k]:
+                J[3:6, o:o + 3] = rots[j]
+            else:
+                J[3:6, o] = rots[j] @ self.axis[j]
+        return J
+
+    def contacts(self):
+        """(link, point on the floor) where the body can push on the floor now: the sole corners
+        of a foot touching it that are within SOLE_REACH of it (PyBullet's own manifold holds one
+        or two points per foot, too few to carry a moment), and any other link's touching points.
+        Call after link_frames()."""
+        pts = self.p.getContactPoints(bodyA=self.body, bodyB=self.floor_id, physicsClientId=self.client)
+        touching = {c[3] for c in pts if c[8] < 0.005}
+        out = [(c[3], np.array(c[6])) for c in pts if c[8] < 0.005 and c[3] not in self.foot_links]
+        for k, link in enumerate(self.foot_links):
+            if link not in touching:
+                continue
+            corners = self._com[link] + quat.rotate(np.broadcast_to(np.asarray(self._com_rot[k]), (4, 4)), self.sole)
+            for c in corners:
+                if c[2] - self.floor < self.sole_reach:
+                    out.append((link, np.array([c[0], c[1], self.floor])))
+        return out
+
+    def com_velocity(self) -> np.ndarray:
+        states = self.p.getLinkStates(self.body, list(range(len(self.parent))), computeLinkVelocity=1,
+                                      physicsClientId=self.client)
+        vel = np.array([s[6] for s in states])
+        return (self.masses[:, None] * vel).sum(axis=0) / self.masses.sum()
+
+    def apply(self, torque: np.ndarray, wrench: np.ndarray | None, substeps: int | None = None) -> None:
+        """Hold ``torque`` (per DoF) and the root ``wrench`` for ``substeps`` physics steps."""
+        p, c = self.p, self.client
+        forces, k = [], 0
+        for sph in self.spherical:
+            forces.append(torque[k:k + 3].tolist() if sph else [float(torque[k])])
+            k += 3 if sph else 1
+        for _ in range(substeps or SUBSTEPS):
+            # Ball-joint torques last one physics step (hinge ones persist): set them every step.
+            p.setJointMotorControlMultiDofArray(self.body, self.joint_index, p.TORQUE_CONTROL, forces=forces,
+                                                physicsClientId=c)
+            if wrench is not None:
+                # At the base's current origin: a light pelvis spins visibly under a 1 cm moment arm.
+                at = p.getBasePositionAndOrientation(self.body, physicsClientId=c)[0]
+                p.applyExternalForce(self.body, -1, wrench[:3].tolist(), at, p.WORLD_FRAME,
+                                     physicsClientId=c)
+                p.applyExternalTorque(self.body, -1, wrench[3:].tolist(), p.WORLD_FRAME, physicsClientId=c)
+            p.stepSimulation(physicsClientId=c)
+
+
+def _rotvec_error(target: np.ndarray, current: np.ndarray, local: bool) -> np.ndarray:
+    d = quat.multiply(quat.conjugate(current), target) if local else quat.multiply(target, quat.conjugate(current))
+    return quat.to_rotvec(d)
+
+
+class TorqueController:
+    """One inverse-dynamics QP per control step: unknowns the generalised acceleration and the
+    contact forces; joint torques follow from the equations of motion and stay within their
+    fatigued bounds; the root rows' imbalance is the residual wrench."""
+
+    def __init__(self, body: Articulated, tau_max: np.ndarray, settings: TorqueSettings | None = None):
+        self.b = body
+        self.s = settings or TorqueSettings()
+        self.tau_max = np.asarray(tau_max, dtype=np.float64)
+        self.weight = body.mass * GRAVITY
+
+    def desired_acceleration(self, target: "Target", root_pos, root_rot, joints, v) -> np.ndarray:
+        """PD in acceleration space towards ``target`` (pelvis in the world, joints locally)."""
+        s, t = self.s, target
+        a = np.empty(self.b.nv)
+        a[0:3] = s.kp_root * (t.root_pos - root_pos) + s.kd_root * (t.root_vel - v[0:3])
+        e = _rotvec_error(t.root_rot, root_rot, local=False)
+        a[3:6] = s.kp_root * e + s.kd_root * (t.root_ang_vel - v[3:6])
+        err = _rotvec_error(t.joints, joints, local=True)
+        for k, sph in enumerate(self.b.spherical):
+            o = self.b.offsets[k]
+            if sph:
+                a[o:o + 3] = s.kp_joint * err[k] + s.kd_joint * (t.joint_vel[k] - v[o:o + 3])
+            else:
+                a[o] = s.kp_joint * err[k, 2] + s.kd_joint * (t.joint_vel[k, 2] - v[o])
+        return a
+
+    def tracking_weights(self, stance: list[bool]) -> np.ndarray:
+        """Per generalised DoF, how much its desired acceleration counts.  A standing leg's joint
+        angles are not targets of their own: with the foot planted they follow from where the
+        pelvis goes (tracking them too would fight the pelvis back onto the plan)."""
+        w = np.ones(self.b.nv)
+        w[0:3] = self.s.pelvis_position_weight
+        w[3:6] = self.s.root_weight
+        for side, planted in enumerate(stance):
+            if planted:
+                for k in self.b.leg_slots[side]:
+                    o = self.b.offsets[k]
+                    w[o:o + (3 if self.b.spherical[k] else 1)] = self.s.stance_leg_weight
+        return w
+
+    def solve(self, a_des: np.ndarray, M: np.ndarray, h: np.ndarray, jacobians: list[np.ndarray],
+              v: np.ndarray, caps: np.ndarray, weights: np.ndarray | None = None, tasks=()):
+        """Returns (joint torques, root wrench, contact forces (n, 3))."""
+        s, nv, mg = self.s, self.b.nv, self.weight
+        weights = np.ones(nv) if weights is None else weights
+        nc = len(jacobians)
+        n = nv + 3 * nc
+        Jc = np.vstack(jacobians) if nc else np.zeros((0, nv))
+        # Rows of the equations of motion, M a + h - Jc^T f, with f = mg * phi (phi ~ 1).
+        E = np.hstack([M, -mg * Jc.T])
+        blocks = []
+        scale = 1.0 / 10.0   # accelerations of 10 m/s^2 (rad/s^2) cost 1
+        root_w = np.sqrt(weights)
+        blocks.append((np.hstack([np.diag(root_w), np.zeros((nv, 3 * nc))]) * scale, root_w * a_des * scale, 1.0))
+        moment_share = math.sqrt(s.residual_moment_weight / s.residual_weight)
+        root_scale = np.array([1 / mg] * 3 + [moment_share / (0.2 * mg)] * 3)[:, None]
+        blocks.append((E[:6] * root_scale, -h[:6] * root_scale[:, 0], s.residual_weight))
+        if nc:
+            blocks.append((np.hstack([Jc, np.zeros((3 * nc, 3 * nc))]) * scale, -20.0 * (Jc @ v) * scale,
+                           s.contact_weight))
+            blocks.append((np.hstack([np.zeros((3 * nc, nv)), np.eye(3 * nc)]), np.zeros(3 * nc), 1e-3))
+        for J, acc, w in tasks:   # (Jacobian, desired acceleration, weight): centre of mass, planted feet
+            blocks.append((np.hstack([J, np.zeros((J.shape[0], 3 * nc))]) * scale, acc * scale, w))
+        inv = (1.0 / self.tau_max)[:, None]
+        blocks.append((E[6:] * inv, -h[6:] * inv[:, 0], s.torque_weight))
+        G = np.zeros((n, n))
+        g = np.zeros(n)
+        for A, b, w in blocks:
+            G += w * (A.T @ A)
+            g += w * (A.T @ b)
+        G += 1e-8 * np.eye(n)
+        # Constraints C^T x >= b: torque bounds, then friction pyramids.
+        rows = [E[6:], -E[6:]]
+        lows = [-caps - h[6:], -caps + h[6:]]
+        if nc:
+            mu = s.friction
+            F = np.zeros((5 * nc, n))
+            for k in range(nc):
+                o = nv + 3 * k
+                F[5 * k, o + 2] = 1.0
+                F[5 * k + 1, [o, o + 2]] = [-1.0, mu]
+                F[5 * k + 2, [o, o + 2]] = [1.0, mu]
+                F[5 * k + 3, [o + 1, o + 2]] = [-1.0, mu]
+                F[5 * k + 4, [o + 1, o + 2]] = [1.0, mu]
+            rows.append(F)
+            lows.append(np.zeros(5 * nc))
+        C = np.vstack(rows)
+        lo = np.concatenate(lows)
+        x = quadprog.solve_qp(G, g, C.T, lo, 0)[0]
+        forces = mg * x[nv:].reshape(-1, 3)
+        generalised = E @ x + h
+        torque = np.clip(generalised[6:], -caps, caps)
+        wrench = generalised[:6].copy()
+        limit = s.residual_limit * mg
+        norm = float(np.linalg.norm(wrench[:3]))
+        if norm > limit:
+            wrench[:3] *= limit / norm
+        return torque, wrench, forces
+
+
+
+
+@dataclass
+class Target:
+    """Where the SRB wants the articulated body this step, with the rates it moves at."""
+    root_pos: np.ndarray
+    root_rot: np.ndarray
+    joints: np.ndarray        # (J, 4) local rotations
+    root_vel: np.ndarray
+    root_ang_vel: np.ndarray
+    joint_vel: np.ndarray     # (J, 3) child-frame angular velocities
+
+
+class WholeBody:
+    """The articulated proxy driven by an SRB simulator in lockstep.
+
+    Every control step the SRB is put where the articulated body's centre of mass is (position
+    and velocity) and its stance feet where the articulated feet stand, takes its step (contact
+    timing, Raibert foot placement, contact forces, tempo, rests), and the QP tracks its centre-of-
+    mass acceleration and the full-body pose at its target (pelvis, legs by IK onto its feet, upper
+    body from the reference).  A plan simulated ahead instead drifted off balance within two
+    steps: its feet did not react to where the articulated body really was.  The SRB does not book
+    fatigue here: the articulated body's joint torques do, on the model the SRB reads its bounds
+    and tempo from."""
+
+    def __init__(self, sim, tau_max: np.ndarray, height: float, mass: float, body_plan=None,
+                 settings: TorqueSettings | None = None):
+        self.sim = sim
+        self.s = settings or TorqueSettings()
+        self.tau_max = np.asarray(tau_max, dtype=np.float64)
+        self.art = Articulated(height, mass, sim.ref.floor, body_plan, rate=SUBSTEPS * sim.s.rate)
+        self.ctrl = TorqueController(self.art, self.tau_max, self.s)
+        self.dt = sim.dt
+        sim.books_fatigue = False
+        root_pos, root_rot, joints = self._pose()
+        r = sim.ref.sample(sim.phase)
+        self.art.reset(root_pos, root_rot, joints, sim.v, r.ang_vel, r.joint_vel)
+        self.art.p.performCollisionDetection(physicsClientId=self.art.client)
+        self.previous = (root_pos, root_rot, joints)
+        self.torque = np.zeros(len(self.tau_max))
+        self.residual = np.zeros(6)
+        self.fallen = False
+        self.standing = float(root_pos[2] - sim.ref.floor)
+        self.scale = height / proxy.DEFAULT_HEIGHT
+        self.contacts = np.zeros(2, dtype=bool)
+        self.com = np.zeros(3)
+
+    def close(self) -> None:
+        self.art.close()
+
+    def _pose(self):
+        """The full-body pose of the SRB at its target (not at its integrated state, which is
+        the articulated body's own plus one step: no correction in it)."""
+        state = list(self.sim.state())
+        state[1] = self.sim.p_target
+        root_pos, root_rot, joints, _ = self.sim.poses([tuple(state)])
+        return root_pos[0], root_rot[0], joints[0]
+
+    def _target(self) -> Target:
+        root_pos, root_rot, joints = self._pose()
+        p0, q0, j0 = self.previous
+        self.previous = (root_pos, root_rot, joints)
+        rate = 1.0 / self.dt
+        return Target(root_pos, root_rot, joints, (root_pos - p0) * rate,
+                      quat.to_rotvec(quat.multiply(root_rot, quat.conjugate(q0))) * rate,
+                      quat.to_rotvec(quat.multiply(quat.conjugate(j0), joints)) * rate)
+
+    def _foot_tasks(self, origins, rots, root_pos, v, touched):
+        """Planted SRB feet: the articulated foot goes where the SRB's stands (flat on the floor
+        when not touching yet), rotated like it."""
+        sim, s, art = self.sim, self.s, self.art
+        r = sim.ref.sample(sim.phase)
+        tasks = []
+        for k, link in enumerate(art.foot_links):
+            foot = sim.feet[k]
+            if not foot.stance:
+                continue
+            ankle = r.ankle[k] + foot.offset
+            if not touched[k]:   # down onto the floor (the source's soles hover a centimetre or so)
+                ankle[2] = min(ankle[2], sim.ref.floor - sim.body.sole_drop) - FOOT_PRESS * self.scale
+            J = art.point_jacobian(link, origins[link], root_pos, origins, rots)
+            Jw = art.link_jacobian(link, root_pos, origins, rots)[3:]
+            vel = J @ v
+            acc = s.kp_foot * (ankle - origins[link]) - s.kd_foot * vel
+            rot_now = np.asarray(art.p.getLinkState(art.body, link, physicsClientId=art.client)[1])
+            acc_w = s.kp_foot * _rotvec_error(r.foot_rot[k], rot_now, local=False) - s.kd_foot * (Jw @ v)
+            if touched[k]:      # on the floor: it stays where it stands (it still rolls like the source's)
+                tasks.append((np.vstack([J[:2], Jw]), np.concatenate([acc[:2], acc_w]), s.foot_weight))
+            else:
+                tasks.append((np.vstack([J, Jw]), np.concatenate([acc, acc_w]), s.foot_weight))
+        return tasks
+
+    def step(self) -> None:
+        sim, art, ctrl = self.sim, self.art, self.ctrl
+        root_pos, root_rot, joints, v = art.state()
+        origins, rots, coms = art.link_frames()
+        masses = art.masses
+        self.com = (masses[:, None] * coms).sum(axis=0) / masses.sum()
+        com_vel = art.com_velocity()
+        # The SRB decides from where the body really is, standing where its feet really stand.
+        sim.p, sim.v = self.com.copy(), com_vel
+        r = sim.ref.sample(sim.phase)
+        for k, link in enumerate(art.foot_links):
+            if sim.feet[k].stance and self.contacts[k]:
+                sim.feet[k].offset[:2] = origins[link][:2] - r.ankle[k][:2]
+        sim.step()
+        target = self._target()
+        M = art.mass_matrix(root_pos, root_rot, joints)
+        h = art.bias(M, root_pos, root_rot, joints, v)
+        touching = art.contacts()
+        jac = [art.point_jacobian(link, point, root_pos, origins, rots) for link, point in touching]
+        touched = [any(link == f for link, _ in touching) for f in art.foot_links]
+        stance = [bool(t or f.stance) for t, f in zip(touched, sim.feet)]
+        model = sim.fatigue.model if sim.fatigue is not None else None
+        caps = self.tau_max if model is None else self.tau_max * model.residual_capacity
+        a_des = ctrl.desired_acceleration(target, root_pos, root_rot, joints, v)
+        # Centre of mass: the acceleration the SRB's QP found feasible from where the body is.
+        J_com = sum(m * art.point_jacobian(link, coms[link], root_pos, origins, rots)
+                    for link, m in enumerate(masses) if m > 1e-3) / masses.sum()
+        tasks = [(J_com, sim.acc, self.s.com_weight)] + self._foot_tasks(origins, rots, root_pos, v, touched)
+        torque, wrench, _ = ctrl.solve(a_des, M, h, jac, v, caps, ctrl.tracking_weights(stance), tasks)
+        if sim.fatigue is not None:
+            torque = sim.fatigue.step_torque(torque, self.tau_max, sim.time - self.dt, self.dt)
+        self.torque, self.residual, self.contacts = torque, wrench, np.array(touched)
+        sim.torque = torque
+        art.apply(torque, wrench)
+        tilt = float(quat.angle_between(root_rot, target.root_rot))
+        if not self.fallen and (root_pos[2] - sim.ref.floor < 0.45 * self.standing or tilt > 1.2):
+            self.fallen = True
+            sim.events.append({"time": sim.time, "kind": "fall", "frame": int(round(sim.time * 30))})
+        sim.fallen = sim.fallen or self.fallen
+
+    def record(self) -> tuple:
+        """The articulated body's pose and what it did, for one output frame."""
+        root_pos, root_rot, joints, _ = self.art.state()
+        return (self.sim.phase, root_pos, root_rot, joints, self.torque.copy(), self.residual.copy(),
+                self.contacts.copy(), self.com.copy())
