@@ -26,6 +26,7 @@ from .take import Take
 MODES = ("srb", "torque")
 FLOOR_WORK_FRACTION = 0.05    # non-foot floor contact in more than this share of frames
 LIMB_MIN_RATE = 120.0         # Hz
+RATE_SLACK = 0.01             # a simulation rate may be this much (relative) below its minimum
 MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
 
 
@@ -87,7 +88,7 @@ def simulate(
         raise SimulationError(f"output frame rate {out_fps!r}: use 1 to 1000 fps")
     settings = settings or srb.SrbSettings()
     base_rate = control.CONTROL_RATE if mode == "torque" else settings.rate
-    steps_per_frame = max(1, math.ceil(base_rate / out_fps - 1e-9))
+    steps_per_frame = _whole_steps(base_rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
@@ -194,7 +195,13 @@ def simulate(
 def limb_rate_for(srb_rate: float) -> float:
     """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least 120 Hz (their
     motors are stable there on 1 kg forearms)."""
-    return srb_rate * max(1, math.ceil(LIMB_MIN_RATE / srb_rate - 1e-9))
+    return srb_rate * _whole_steps(LIMB_MIN_RATE, srb_rate)
+
+
+def _whole_steps(rate: float, per: float) -> int:
+    """Steps of at least about ``rate`` Hz per interval of a ``per`` Hz clock (1 % slack: 29.97 fps
+    takes 2 steps of 59.94 Hz, not 3)."""
+    return max(1, math.ceil(rate / per - RATE_SLACK))
 
 
 def attach_policy(sim: srb.SrbSimulator, policy) -> None:
