@@ -30,6 +30,7 @@ from .clip import Y_UP_TO_Z_UP, Clip, angular_velocity
 from .kinematics import ClipKinematics, Kinematics
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
+_IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 SIDES = ("right", "left")
 
 
@@ -249,6 +250,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
 
 
 MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
+LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the source's orientation this fast
 LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the body drifts back onto the source's path this fast
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
 MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
@@ -646,6 +648,8 @@ class SrbSimulator:
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
         self._shift_keep = 1.0 - min(1.0, self.dt / LANDING_SHIFT_DECAY)
+        self.turn = None            # orientation offset after a short flight (None: none)
+        self._turn_keep = 1.0 - min(1.0, self.dt / LANDING_TURN_DECAY)
         self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
         self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
         self._next_sample, self._next_sample_phase = None, None
@@ -780,7 +784,12 @@ class SrbSimulator:
             # Landing early from a flight (a lower, shorter jump): the motion goes on from the
             # source's landing, from where the body came down (see com_target).
             self.phase = jump_to
-            self.shift[:2] = self.p[:2] - ref.sample(jump_to).com[:2]
+            landing = ref.sample(jump_to)
+            self.shift[:2] = self.p[:2] - landing.com[:2]
+            # The body keeps the orientation it landed with (a shorter flight turned it less)
+            # and turns onto the source's over LANDING_TURN_DECAY, instead of snapping to it.
+            if s.orientation != "dynamic":
+                self.turn = quat.normalize(quat.multiply(self.q, quat.conjugate(landing.rot)))
             # The landed feet stand where the source's feet land relative to its body, so the
             # legs bend for the landing as the source's do (not stretched toward a spot ahead).
             for foot in self.feet:
@@ -849,7 +858,13 @@ class SrbSimulator:
         else:
             nxt = ref.sample(next_phase)
             self._next_sample, self._next_sample_phase = nxt, next_phase
-            self.q = nxt.rot.copy()
+            if self.turn is None:
+                self.q = nxt.rot.copy()
+            else:
+                self.turn = quat.from_rotvec(quat.to_rotvec(self.turn) * self._turn_keep)
+                self.q = quat.normalize(quat.multiply(self.turn, nxt.rot))
+                if quat.angle_between(self.turn, _IDENTITY) < 1e-4:
+                    self.turn = None
             self.w = nxt.ang_vel * rate
         self.residual_moment = moment_des - moment
         self.forces = forces

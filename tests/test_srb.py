@@ -286,6 +286,17 @@ def test_a_take_has_one_evenly_timed_frame_per_scene_frame(fps, monkeypatch):
     assert steps == round(steps) and rates[-1] > 59.0 and (steps == 1 or rates[-1] - fps < 59.0)
 
 
+def test_an_early_landing_does_not_snap_the_pelvis_round():
+    """spin lands early from a turning hop: the pelvis snapped onto the source's landing
+    orientation (11.2 rad/s for a frame, the source never exceeds 6.3); it now keeps turning."""
+    spin = load("spin")
+    take = simulate.simulate(spin, None, out_fps=30)
+    assert (np.diff(take.reference_time) * 30 > 1.3).any()       # it does land early
+    turning = np.linalg.norm(C.angular_velocity(take.clip.root_rot, 30.0, world=True), axis=1)
+    source = np.linalg.norm(C.angular_velocity(spin.root_rot, spin.fps, world=True), axis=1)
+    assert turning.max() < 1.2 * source.max()
+
+
 def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
     """A lower jump is shorter; chasing the source's landing spot dragged the body ahead of its
     planted feet (legs stretched back like a plank).  The motion goes on from where it landed."""
