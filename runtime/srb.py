@@ -244,12 +244,17 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     return Reference(
         clip=clip, kin=ck, com=com, com_vel=com_vel, com_acc=com_acc, rot=rot, ang_vel=ang_vel,
         ang_acc=ang_acc, momentum_rate=np.gradient(L, dt, axis=0), root_offset=root_offset, root_rel=quat.make_continuous(root_rel),
-        ankle=ankle, foot_rot=ck.link_rot[:, idx], contact=ck.foot_contact,
+        # PyBullet hands back link rotations with either sign: sampling between two frames of
+        # opposite sign blended a foot through a half turn (tired takes, off-frame phases).
+        ankle=ankle, foot_rot=quat.make_continuous(ck.link_rot[:, idx]), contact=ck.foot_contact,
         floor=ck.floor_height, standing_com=standing, restful=restful, support_reach=support_reach,
     )
 
 
 MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
+MAX_FLIGHT_RATE = 3.0      # the source's flight plays at most this much faster when the body lands sooner
+FLIGHT_RATE_SLACK = 0.05   # ... and only when it lands more than this much sooner (fresh flights keep time)
+FLIGHT_TIME_SLACK = 0.03   # s: ... and by more than this (near touchdown both times are tiny)
 LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the source's orientation this fast
 LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the body drifts back onto the source's path this fast
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
@@ -649,6 +654,7 @@ class SrbSimulator:
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
         self._shift_keep = 1.0 - min(1.0, self.dt / LANDING_SHIFT_DECAY)
         self.turn = None            # orientation offset after a short flight (None: none)
+        self._flight_sped = False   # this flight plays faster than the source's (it will land sooner)
         self._turn_keep = 1.0 - min(1.0, self.dt / LANDING_TURN_DECAY)
         self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
         self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
@@ -678,6 +684,8 @@ class SrbSimulator:
         # Tempo is a choice a tired body makes with a foot on the ground; a flight is ballistic
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
+        if rate == 1.0 and not r.contact.any() and not any(f.stance for f in self.feet):
+            rate = self._flight_rate(phase)
         p_r = self.com_target(r)
         if 0.0 < rate < 1.0 and sum(f.stance for f in self.feet) == 1:
             rate = self._single_support_rate(rate, p_r, r.com_vel * rate)
@@ -740,6 +748,10 @@ class SrbSimulator:
                 if contact_r[k] or (touches and foot.airborne and self.v[2] < 0 and
                                     foot.land_phase - phase < s.early_landing_window):
                     foot.stance = True
+                    if contact_r[k] and in_flight and self._flight_sped:
+                        # A flight played faster (see _flight_rate) lands with the source: from
+                        # where the body came down, like an early landing.
+                        jump_to = max(jump_to or 0.0, phase)
                     if not contact_r[k]:
                         if not in_flight and any(f.stance for f in self.feet if f is not foot):
                             # A swing foot meeting the floor early while the other foot stands
@@ -780,9 +792,10 @@ class SrbSimulator:
                 corner_blocks.append(corners)
                 support.append(ankle[:2])
                 n_c += len(corners)
-        if jump_to is not None and jump_to > self.phase:
+        if jump_to is not None and (jump_to > self.phase or self._flight_sped):
             # Landing early from a flight (a lower, shorter jump): the motion goes on from the
             # source's landing, from where the body came down (see com_target).
+            self._flight_sped = False
             self.phase = jump_to
             landing = ref.sample(jump_to)
             self.shift[:2] = self.p[:2] - landing.com[:2]
@@ -858,14 +871,19 @@ class SrbSimulator:
         else:
             nxt = ref.sample(next_phase)
             self._next_sample, self._next_sample_phase = nxt, next_phase
-            if self.turn is None:
+            if rate > 1.0 and not r.contact.any():
+                # A flight played faster (see _flight_rate) does not spin faster: the body turns
+                # at the source's rate and keeps the difference as a turn, handled at landing.
+                self.q = quat.normalize(quat.multiply(quat.from_rotvec(r.ang_vel * self.dt), self.q))
+                self.turn = quat.normalize(quat.multiply(self.q, quat.conjugate(nxt.rot)))
+            elif self.turn is None:
                 self.q = nxt.rot.copy()
             else:
                 self.turn = quat.from_rotvec(quat.to_rotvec(self.turn) * self._turn_keep)
                 self.q = quat.normalize(quat.multiply(self.turn, nxt.rot))
                 if quat.angle_between(self.turn, _IDENTITY) < 1e-4:
                     self.turn = None
-            self.w = nxt.ang_vel * rate
+            self.w = nxt.ang_vel * (1.0 if (rate > 1.0 and not r.contact.any()) else rate)
         self.residual_moment = moment_des - moment
         self.forces = forces
         self.time += self.dt
@@ -913,6 +931,30 @@ class SrbSimulator:
                 give[k:k + width] *= MAX_GIVE / norm
             k += width
         return give
+
+    def _flight_rate(self, phase: float) -> float:
+        """Phase rate in the air: 1, or faster when the body will land sooner than the source
+        (a lower, shorter flight), so that the source's landing pose arrives when the body lands.
+
+        Why: a tired flight is lower, hence shorter; played at full rate the legs were still in
+        mid-flight pose at touchdown and snapped into the landing pose (phase skipped ahead,
+        knees and hips turning up to 70 deg in one frame)."""
+        ref = self.ref
+        land = min((t for t in (ref.next_contact_start(k, phase) for k in range(2)) if t is not None),
+                   default=None)
+        if land is None or land <= phase:
+            return 1.0
+        drop = self.p[2] - ref.sample(land).com[2]
+        vz = self.v[2]
+        if drop <= 0.0 and vz <= 0.0 and land - phase > FLIGHT_TIME_SLACK:
+            self._flight_sped = True
+            return MAX_FLIGHT_RATE
+        body_left = (vz + math.sqrt(max(vz * vz + 2.0 * 9.81 * drop, 0.0))) / 9.81
+        source_left = land - phase
+        if body_left <= 0.0 or source_left <= (1.0 + FLIGHT_RATE_SLACK) * body_left + FLIGHT_TIME_SLACK:
+            return 1.0
+        self._flight_sped = True
+        return min(source_left / body_left, MAX_FLIGHT_RATE)
 
     def _single_support_rate(self, tempo: float, p_r: np.ndarray, v_r: np.ndarray) -> float:
         """Phase rate on one foot: the tempo while the body keeps up with the slowed motion, rising
