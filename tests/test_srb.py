@@ -287,6 +287,15 @@ def test_a_take_has_one_evenly_timed_frame_per_scene_frame(fps, monkeypatch):
     assert steps == round(steps) and rates[-1] > 59.0 and (steps == 1 or rates[-1] - fps < 59.0)
 
 
+def test_feet_turn_smoothly_between_the_frames_of_a_clip(kin, body):
+    """PyBullet hands back link rotations with either sign; sampling between two frames of
+    opposite sign blended a foot through a half turn (tired dance_a: 163 deg in one frame)."""
+    dance = load("dance_a")
+    ref = srb.build_reference(dance, kin.analyse(dance), body)
+    feet = np.array([ref.sample(t).foot_rot for t in np.arange(0.0, dance.duration, 0.25 / dance.fps)])
+    assert np.degrees(quat.angle_between(feet[1:], feet[:-1])).max() < 10.0
+
+
 def test_an_early_landing_does_not_snap_the_pelvis_round():
     """spin lands early from a turning hop: the pelvis snapped onto the source's landing
     orientation (11.2 rad/s for a frame, the source never exceeds 6.3); it now keeps turning."""
