@@ -252,12 +252,14 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
 
 
 MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
+SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully
 MAX_FLIGHT_RATE = 3.0      # the source's flight plays at most this much faster when the body lands sooner
 FLIGHT_RATE_SLACK = 0.05   # ... and only when it lands more than this much sooner (fresh flights keep time)
 FLIGHT_TIME_SLACK = 0.03   # s: ... and by more than this (near touchdown both times are tiny)
 LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the source's orientation this fast
 LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the body drifts back onto the source's path this fast
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
+MAX_GIVE_RATE = 0.5        # rad/s: how fast a tired limb's yield can change
 MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
@@ -657,6 +659,7 @@ class SrbSimulator:
         self._flight_sped = False   # this flight plays faster than the source's (it will land sooner)
         self._turn_keep = 1.0 - min(1.0, self.dt / LANDING_TURN_DECAY)
         self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
+        self._give = np.zeros(len(limbs.dofs)) if limbs is not None else None
         self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
@@ -739,6 +742,11 @@ class SrbSimulator:
                 if self.controller is not None:
                     target[:2] += self.landing_adjust[k]
                 span = max(foot.land_phase - foot.lift_phase, 1e-6)
+                # A foot lifted only for a moment (a tap, a shuffle, a flicker in the source's
+                # contacts) is not a step: it comes down where it was, not at a corrected spot.
+                placed = min(max((span - SHORT_LIFT) / SHORT_LIFT, 0.0), 1.0)
+                if placed < 1.0:
+                    target = foot.lift_offset + placed * (target - foot.lift_offset)
                 blend = _smoothstep((phase - foot.lift_phase) / span)
                 foot.offset = (1 - blend) * foot.lift_offset + blend * target
                 # In the air the foot keeps its height relative to the body, not to the world.
@@ -930,7 +938,12 @@ class SrbSimulator:
             if norm > MAX_GIVE:
                 give[k:k + width] *= MAX_GIVE / norm
             k += width
-        return give
+        # A posture sags at the pace of fatigue, not of the motion: the yield moves at most
+        # MAX_GIVE_RATE.  Unlimited, it followed the load of a fast dance and whipped a tired
+        # head and arm 40-60 deg per frame, the whipping itself burning their capacity.
+        step = MAX_GIVE_RATE * self.dt
+        self._give = self._give + np.clip(give - self._give, -step, step)
+        return self._give.copy()
 
     def _flight_rate(self, phase: float) -> float:
         """Phase rate in the air: 1, or faster when the body will land sooner than the source
