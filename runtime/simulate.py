@@ -177,6 +177,15 @@ def simulate(
         if progress is not None and pct != last_report:
             last_report = pct
             progress(pct / 100.0)
+    # The last frame on the take's frame grid too: hold the end a fraction of a frame longer
+    # (it was recorded whenever the source ran out, up to a frame early).
+    while not sim.fallen and sim.time < next_out - 1e-9 and frames:
+        if floor_work:
+            _follow_reference(sim, ref)
+        elif whole is not None:
+            whole.step()
+        else:
+            sim.step()
     frames.append(_record(sim, ref, floor_work, whole))
     if sim.phase < ref.duration - 1e-9 and not sim.fallen:
         sim.events.append({"time": sim.time, "kind": "stopped",

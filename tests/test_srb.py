@@ -282,6 +282,11 @@ def test_a_take_has_one_evenly_timed_frame_per_scene_frame(fps, monkeypatch):
     take = simulate.simulate(clip, None, seconds=1.0)
     assert take.fps == fps and take.frames == math.ceil(fps - 1e-9) + 1
     assert np.allclose(np.diff(take.reference_time[:-1]), 1.0 / fps, rtol=1e-6)
+    # ...the last frame too, also where the source runs out between two frames (it was recorded
+    # then, up to a frame early)
+    # (a tired tempo ends it anywhere: 24 fps had its last frame 0.67 frames after the one before)
+    take = simulate.simulate(clip, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=4.0)
+    assert take.stats["seconds_simulated"] * fps == pytest.approx(take.frames - 1, abs=1e-6)
     # the fewest whole steps per frame that give about 60 Hz: NTSC's 29.97 fps runs at 59.94 Hz
     steps = rates[-1] / fps
     assert steps == round(steps) and rates[-1] > 59.0 and (steps == 1 or rates[-1] - fps < 59.0)
