@@ -150,6 +150,15 @@ def simulate(
                                     "floor contacts on hands, knees or back are not simulated)")
 
     max_time = MAX_STRETCH * ref.duration + hold + 1.0
+
+    def advance() -> None:
+        if floor_work:
+            _follow_reference(sim, ref)
+        elif whole is not None:
+            whole.step()
+        else:
+            sim.step()
+
     frames: list[tuple] = []
     next_out = 0.0
     last_report = -1
@@ -165,12 +174,7 @@ def simulate(
             next_out += 1.0 / out_fps
         # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
         sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
-        if floor_work:
-            _follow_reference(sim, ref)
-        elif whole is not None:
-            whole.step()
-        else:
-            sim.step()
+        advance()
         if cancel is not None and cancel():
             raise SimulationCancelled("bake cancelled: nothing was written")
         pct = int(100 * min(sim.phase / max(ref.duration, 1e-9), 1.0))
@@ -180,12 +184,7 @@ def simulate(
     # The last frame on the take's frame grid too: hold the end a fraction of a frame longer
     # (it was recorded whenever the source ran out, up to a frame early).
     while not sim.fallen and sim.time < next_out - 1e-9 and frames:
-        if floor_work:
-            _follow_reference(sim, ref)
-        elif whole is not None:
-            whole.step()
-        else:
-            sim.step()
+        advance()
     frames.append(_record(sim, ref, floor_work, whole))
     if sim.phase < ref.duration - 1e-9 and not sim.fallen:
         sim.events.append({"time": sim.time, "kind": "stopped",
