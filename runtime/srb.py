@@ -550,7 +550,7 @@ class SrbSettings:
     min_motion_between_rests: float = 0.5   # s of source motion before the next rest
     early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
     effort_economy: float = 1.0   # rad: how far a tired limb joint yields per unit of load (0: never, at most MAX_EFFORT_ECONOMY)
-    contact_height: float = 0.02  # m: sole corners this close to the floor carry load
+    contact_height: float = 0.02  # m (1.62 m body): sole corners this close to the floor carry load
     # "reference": the body's orientation follows the momentum-consistent reference and only
     # the COM is simulated (the moment the contacts cannot supply is recorded as residual);
     # "dynamic": full rigid-body rotation (the seed's SRB; needs a policy for most clips).
@@ -655,6 +655,7 @@ class SrbSimulator:
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
         self._shift_keep = 1.0 - min(1.0, self.dt / LANDING_SHIFT_DECAY)
+        self._contact_height = self.s.contact_height * kin_scale(body)
         self.turn = None            # orientation offset after a short flight (None: none)
         self._flight_sped = False   # this flight plays faster than the source's (it will land sooner)
         self._turn_keep = 1.0 - min(1.0, self.dt / LANDING_TURN_DECAY)
@@ -751,8 +752,8 @@ class SrbSimulator:
                 foot.offset = (1 - blend) * foot.lift_offset + blend * target
                 # In the air the foot keeps its height relative to the body, not to the world.
                 sole_z = ankle_r[2] + (self.p[2] - p_r[2]) + body.sole_drop
-                touches = sole_z <= ref.floor + s.contact_height
-                foot.airborne = foot.airborne or sole_z > ref.floor + 2.0 * s.contact_height
+                touches = sole_z <= ref.floor + self._contact_height
+                foot.airborne = foot.airborne or sole_z > ref.floor + 2.0 * self._contact_height
                 if contact_r[k] or (touches and foot.airborne and self.v[2] < 0 and
                                     foot.land_phase - phase < s.early_landing_window):
                     foot.stance = True
@@ -781,7 +782,7 @@ class SrbSimulator:
                     ankle = np.array([ankle[0], ankle[1], ref.floor - body.sole_drop])
                 corners = ankle + body.sole @ foot_R.T
                 heights = (corners[:, 2] - ref.floor).tolist()
-                keep = [i for i, z in enumerate(heights) if z < s.contact_height]
+                keep = [i for i, z in enumerate(heights) if z < self._contact_height]
                 if not keep:   # none near the floor: the two lowest corners
                     zs = corners[:, 2].tolist()
                     second = sorted(zs)[1]

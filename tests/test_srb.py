@@ -266,6 +266,17 @@ def test_film_and_capture_frame_rates_bake_without_falling(name, fps):
     assert not tired.fell
 
 
+def test_a_small_character_walks_on_its_own_scale():
+    """Contact tolerances scale with the body: a fixed 2 cm let a 0.5 m character's 5 cm feet count
+    tilted soles and hovering swing feet as down, and its walk fell."""
+    walk = load("walk")
+    scale = 0.5 / proxy.DEFAULT_HEIGHT
+    small = C.Clip("small", walk.fps, walk.root_pos * scale, walk.root_rot, walk.joint_rots, loop=True)
+    take = simulate.simulate(small, None, height=0.5, mass=10.0, seconds=4.0, out_fps=30)
+    assert not take.fell
+    assert metrics.root_error_m(take, small.repeated(4.0)) < 0.02 * 0.5     # 2 % of its height
+
+
 @pytest.mark.parametrize("fps", [24.0, 25.0, 30000 / 1001, 120.0])
 def test_a_take_has_one_evenly_timed_frame_per_scene_frame(fps, monkeypatch):
     """The take is baked at the scene's rate: at 120 fps it had one frame per 60 Hz SRB step (it
