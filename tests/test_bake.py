@@ -32,17 +32,17 @@ def mod(name):
     return importlib.import_module(f"{ADDON}.{name}")
 
 
-def walk_rig(seconds=WALK_SECONDS, fingers=False, mesh=True):
+def walk_rig(seconds=WALK_SECONDS, fingers=False, mesh=True, fps=30, fps_base=1.0):
     """Mixamo rig (FBX-style transform) walking a DeepMimic walk from frame 1, plus a tube mesh."""
     scene = bpy.context.scene
-    scene.render.fps, scene.render.fps_base = 30, 1.0
+    scene.render.fps, scene.render.fps_base = fps, fps_base
     rig = rigs.mixamo_rig(fingers=fingers)
     obj = rig.obj
     rt, rigmap, rclip, anim = (mod("fatigue_addon.retarget"), mod("fatigue_addon.rigmap"),
                                mod("runtime.clip"), mod("fatigue_addon.anim"))
     mapping = rigmap.detect_mapping(obj)
     _, info = rt.action_to_clip(obj, mapping, 1, 20)
-    walk = rclip.load_deepmimic(rclip.deepmimic_clip_path("walk")).repeated(seconds)
+    walk = rclip.load_deepmimic(rclip.deepmimic_clip_path("walk")).repeated(seconds).resampled(fps / fps_base)
     action = rt.clip_to_action(obj, mapping, walk, info, "walk")
     old = obj.animation_data.action
     anim.assign_action(obj, action)
@@ -166,6 +166,37 @@ def test_bake_writes_take_curves_heat_and_keeps_source(registered_addon):
     scene.frame_set(T - 1)
     assert body.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.attributes["fatigue"].data[vi].value == \
         pytest.approx(obj.pose.bones[mapping["right_hip"]]["fatigue"], abs=1e-5)
+
+
+@pytest.mark.parametrize("fps, fps_base", [(24, 1.0), (30, 1.001), (120, 1.0)])
+def test_a_fresh_take_keeps_the_scene_s_timing(registered_addon, fps, fps_base):
+    """Film, NTSC and capture rates: a fresh take has one key per scene frame and its pelvis is
+    where the source's is on the same frame (at 120 fps the take had one frame per 60 Hz step
+    and played twice as fast)."""
+    obj, _, mapping = walk_rig(mesh=False, fps=fps, fps_base=fps_base)
+    obj.fatigue_settings.preset = "FRESH"
+    scene = bpy.context.scene
+    source = obj.animation_data.action
+    path = f'pose.bones["{mapping["pelvis"]}"].location'
+    src_frames, _ = curve_values(source, path)
+    pelvis = obj.pose.bones[mapping["pelvis"]]
+    probe = np.linspace(scene.frame_start, scene.frame_end, 7).round().astype(int)
+
+    def pelvis_at_probe():
+        out = []
+        for f in probe:
+            scene.frame_set(int(f))
+            out.append(np.array(obj.matrix_world @ pelvis.head))
+        return np.array(out)
+
+    before = pelvis_at_probe()
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    frames, _ = curve_values(bpy.data.actions["walk.fatigued"], path)
+    assert len(frames) == scene.frame_end - scene.frame_start + 1
+    assert np.array_equal(frames, src_frames)
+    # the pelvis is where the source's is on the same frame (a fresh take tracks within a few cm;
+    # played at the wrong rate it would be half a walk cycle away by the end)
+    assert np.linalg.norm(pelvis_at_probe() - before, axis=1).max() < 0.05
 
 
 def test_rebake_replaces_and_reads_the_source(registered_addon):
