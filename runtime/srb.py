@@ -880,7 +880,8 @@ class SrbSimulator:
         else:
             nxt = ref.sample(next_phase)
             self._next_sample, self._next_sample_phase = nxt, next_phase
-            if rate > 1.0 and not r.contact.any():
+            sped = rate > 1.0 and not r.contact.any()
+            if sped:
                 # A flight played faster (see _flight_rate) does not spin faster: the body turns
                 # at the source's rate and keeps the difference as a turn, handled at landing.
                 self.q = quat.normalize(quat.multiply(quat.from_rotvec(r.ang_vel * self.dt), self.q))
@@ -892,7 +893,7 @@ class SrbSimulator:
                 self.q = quat.normalize(quat.multiply(self.turn, nxt.rot))
                 if quat.angle_between(self.turn, _IDENTITY) < 1e-4:
                     self.turn = None
-            self.w = nxt.ang_vel * (1.0 if (rate > 1.0 and not r.contact.any()) else rate)
+            self.w = nxt.ang_vel * (1.0 if sped else rate)
         self.residual_moment = moment_des - moment
         self.forces = forces
         self.time += self.dt
@@ -952,7 +953,8 @@ class SrbSimulator:
 
         Why: a tired flight is lower, hence shorter; played at full rate the legs were still in
         mid-flight pose at touchdown and snapped into the landing pose (phase skipped ahead,
-        knees and hips turning up to 70 deg in one frame)."""
+        knees and hips turning up to 70 deg in one frame).  Marks the flight as sped up, so that
+        its landing is handled like an early one."""
         ref = self.ref
         land = min((t for t in (ref.next_contact_start(k, phase) for k in range(2)) if t is not None),
                    default=None)
