@@ -149,49 +149,50 @@ def simulate(
                                     "leg torques not simulated; the upper body works against gravity only, "
                                     "floor contacts on hands, knees or back are not simulated)")
 
-    max_time = MAX_STRETCH * ref.duration + hold + 1.0
-
-    def advance() -> None:
-        if floor_work:
-            _follow_reference(sim, ref)
-        elif whole is not None:
-            whole.step()
-        else:
-            sim.step()
-
-    frames: list[tuple] = []
-    next_out = 0.0
-    last_report = -1
-    end_time = None
-    while True:
-        done = sim.phase >= ref.duration - 1e-9
-        if done and end_time is None:
-            end_time = sim.time
-        if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
-            break
-        if sim.time >= next_out - 1e-9:
-            frames.append(_record(sim, ref, floor_work, whole))
-            next_out += 1.0 / out_fps
-        # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
-        sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
-        advance()
-        if cancel is not None and cancel():
-            raise SimulationCancelled("bake cancelled: nothing was written")
-        pct = int(100 * min(sim.phase / max(ref.duration, 1e-9), 1.0))
-        if progress is not None and pct != last_report:
-            last_report = pct
-            progress(pct / 100.0)
-    # The last frame on the take's frame grid too: hold the end a fraction of a frame longer
-    # (it was recorded whenever the source ran out, up to a frame early).
-    while not sim.fallen and sim.time < next_out - 1e-9 and frames:
-        advance()
-    frames.append(_record(sim, ref, floor_work, whole))
-    if sim.phase < ref.duration - 1e-9 and not sim.fallen:
-        sim.events.append({"time": sim.time, "kind": "stopped",
-                           "reason": f"the take reached {MAX_STRETCH:g}x the source length; the last "
-                                     f"{ref.duration - sim.phase:.1f} s of the source were not played"})
-    wall = _time.perf_counter() - wall0
+    # Everything below runs with PyBullet clients open: they close however it ends (a cancel too).
     try:
+        max_time = MAX_STRETCH * ref.duration + hold + 1.0
+
+        def advance() -> None:
+            if floor_work:
+                _follow_reference(sim, ref)
+            elif whole is not None:
+                whole.step()
+            else:
+                sim.step()
+
+        frames: list[tuple] = []
+        next_out = 0.0
+        last_report = -1
+        end_time = None
+        while True:
+            done = sim.phase >= ref.duration - 1e-9
+            if done and end_time is None:
+                end_time = sim.time
+            if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
+                break
+            if sim.time >= next_out - 1e-9:
+                frames.append(_record(sim, ref, floor_work, whole))
+                next_out += 1.0 / out_fps
+            # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
+            sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
+            advance()
+            if cancel is not None and cancel():
+                raise SimulationCancelled("bake cancelled: nothing was written")
+            pct = int(100 * min(sim.phase / max(ref.duration, 1e-9), 1.0))
+            if progress is not None and pct != last_report:
+                last_report = pct
+                progress(pct / 100.0)
+        # The last frame on the take's frame grid too: hold the end a fraction of a frame longer
+        # (it was recorded whenever the source ran out, up to a frame early).
+        while not sim.fallen and sim.time < next_out - 1e-9 and frames:
+            advance()
+        frames.append(_record(sim, ref, floor_work, whole))
+        if sim.phase < ref.duration - 1e-9 and not sim.fallen:
+            sim.events.append({"time": sim.time, "kind": "stopped",
+                               "reason": f"the take reached {MAX_STRETCH:g}x the source length; the last "
+                                         f"{ref.duration - sim.phase:.1f} s of the source were not played"})
+        wall = _time.perf_counter() - wall0
         return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
     finally:
         if limbs is not None:

@@ -132,9 +132,18 @@ def test_progress_and_cancel():
     seen = []
     simulate.simulate(walk, None, seconds=1.0, progress=seen.append)
     assert seen and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
-    calls = []
-    with pytest.raises(simulate.SimulationCancelled, match="nothing was written"):
-        simulate.simulate(walk, None, seconds=2.0, cancel=lambda: calls.append(1) or len(calls) > 10)
+    import pybullet
+
+    def open_clients():
+        return {c for c in range(64) if pybullet.isConnected(physicsClientId=c)}
+
+    before = open_clients()
+    for mode in ("srb", "torque"):
+        calls = []
+        with pytest.raises(simulate.SimulationCancelled, match="nothing was written"):
+            simulate.simulate(walk, None, seconds=2.0, mode=mode, cancel=lambda: calls.append(1) or len(calls) > 10)
+    # ...and a cancelled bake leaves no PyBullet client open (an interactive session cancels often)
+    assert open_clients() == before
 
 
 @pytest.mark.parametrize("kwargs, match", [
