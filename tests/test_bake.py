@@ -199,6 +199,18 @@ def test_a_fresh_take_keeps_the_scene_s_timing(registered_addon, fps, fps_base):
     assert np.linalg.norm(pelvis_at_probe() - before, axis=1).max() < 0.05
 
 
+def test_a_take_too_tired_to_finish_says_so(registered_addon, monkeypatch):
+    """A take may last at most 3x its source; one that stops short must not pass for finished."""
+    obj, _, _ = walk_rig(mesh=False)
+    tired(obj)
+    monkeypatch.setattr(mod("runtime.simulate"), "MAX_STRETCH", 0.1)     # stops after 1.15 s of 1.5
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    report = json.loads(obj.fatigue_settings.last_report)
+    assert report["finished"] is False
+    assert any("were not played" in w for w in report["warnings"])
+    assert "UNFINISHED" in mod("fatigue_addon.bake").summary(report)
+
+
 def test_rebake_replaces_and_reads_the_source(registered_addon):
     obj, body, _ = walk_rig(seconds=1.0)
     source = obj.animation_data.action

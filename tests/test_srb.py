@@ -146,6 +146,15 @@ def test_progress_and_cancel():
     assert open_clients() == before
 
 
+def test_a_take_that_would_outgrow_its_limit_stops_and_says_what_it_did_not_play(monkeypatch):
+    monkeypatch.setattr(simulate, "MAX_STRETCH", 1.05)   # (plus a second) a tired 10 s walk needs ~14 s
+    walk = load("walk")
+    take = simulate.simulate(walk, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0, out_fps=30)
+    stopped = [e for e in take.events if e["kind"] == "stopped"]
+    assert stopped and "were not played" in stopped[0]["reason"]
+    assert take.reference_time[-1] < 10.0 - 0.5 and not take.fell
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(mode="magic"), "mode"),
     (dict(height=17.0), "units"),
