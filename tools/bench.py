@@ -155,7 +155,8 @@ def _fmt(v) -> str:
 
 def _row(run: dict) -> str:
     keys = ("survived", "fall_time", "joint_err_deg", "root_err_m", "min_rc", "phase_rate_mean",
-            "realtime_x", "jump_apex_ratio", "speed_ratio", "knee_flexion_gain_deg", "rests")
+            "realtime_x", "jump_apex_ratio", "speed_ratio", "knee_flexion_gain_deg", "rests",
+            "residual_force_bw_mean", "residual_moment_nm_mean")
     return f"{run['clip']:15s} {run['condition']:8s} " + " ".join(f"{k}={_fmt(run[k])}" for k in keys)
 
 
