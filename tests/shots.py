@@ -40,3 +40,11 @@ if __name__ == "__main__":
     ap.add_argument("--empty", action="store_true")
     a = ap.parse_args()
     make_shot(a.out, a.seconds, a.empty)
+    # The bpy 4.2 module crashes at interpreter exit once any property with an update callback
+    # was registered (a plain script registering one does too); the file is saved: leave now.
+    import os
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

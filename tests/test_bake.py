@@ -306,6 +306,8 @@ def _zero_length():
     eb = obj.data.edit_bones["mixamorig:LeftHand"]
     eb.tail = eb.head
     bpy.ops.object.mode_set(mode="OBJECT")
+    if "mixamorig:LeftHand" not in obj.data.bones:
+        pytest.skip("this Blender removes a zero-length bone on leaving Edit Mode: such a rig cannot be made")
     return obj
 
 

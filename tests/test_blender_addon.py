@@ -195,6 +195,8 @@ def test_check_rig_action_animating_no_bones(registered_addon):
 
 def test_check_rig_action_of_another_rig(registered_addon):
     """An action shared with another armature animates only through that armature's slot."""
+    if bpy.app.version < (4, 4, 0):
+        pytest.skip("actions have no slots before Blender 4.4: a shared action animates every rig with its bone names")
     source = make_armature("Source")
     action = key_pose(source, ["hips", "spine", "neck"])
     other = make_armature("Other")
@@ -222,7 +224,8 @@ def test_check_rig_zero_length_bone(registered_addon):
     bones = CHAIN + (("toe.L", (0.1, 0.1, 0.0), (0.1, 0.1, 0.0), "thigh.L"),)
     obj = make_armature(bones=bones)
     toe = obj.data.bones.get("toe.L")
-    assert toe is not None, "Blender removed the zero-length bone on leaving Edit Mode"
+    if toe is None:
+        pytest.skip("this Blender removes a zero-length bone on leaving Edit Mode: such a rig cannot be made")
     assert toe.length < 1e-5  # what Blender made of head == tail
     key_pose(obj, ["hips"])
     assert_cancelled_with("toe.L", "zero length", "edit mode")
@@ -254,6 +257,8 @@ def test_action_fcurves_finds_slotted_curves(registered_addon):
 
 def test_action_fcurves_only_own_slot(registered_addon):
     """Two objects keyed into one action: each sees only the F-curves of its own slot."""
+    if bpy.app.version < (4, 4, 0):
+        pytest.skip("actions have no slots before Blender 4.4: every user of an action sees all its F-curves")
     anim = anim_module()
     rig = make_armature("Rig")
     action = key_pose(rig, ["hips"])

