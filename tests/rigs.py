@@ -128,7 +128,10 @@ def new_action(obj, name):
 def key_curve(obj, path, index, values, start=1, group=""):
     action = obj.animation_data.action
     if hasattr(action, "fcurve_ensure_for_datablock"):
-        fc = action.fcurve_ensure_for_datablock(obj, path, index=index, group_name=group)
+        try:
+            fc = action.fcurve_ensure_for_datablock(obj, path, index=index, group_name=group)
+        except TypeError:           # Blender 4.4: no group_name yet
+            fc = action.fcurve_ensure_for_datablock(obj, path, index=index)
     else:
         fc = action.fcurves.new(path, index=index, action_group=group)
     n = len(values)
