@@ -354,7 +354,13 @@ def take_main(spec_path: Path) -> int:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--take"] and len(argv) == 2:      # internal: one take, in its own process
-        return take_main(Path(argv[1]))
+        code = take_main(Path(argv[1]))
+        # The take is saved and its result written: leave without the interpreter's teardown,
+        # where the bpy module of Blender 4.2 crashes and that of 4.5 hangs while classes are
+        # registered (a hung take would hold up the whole batch).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     try:
         return run(parser().parse_args(argv))
     except UsageError as exc:
