@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import quadprog
@@ -218,16 +219,21 @@ class Articulated:
         v1 = self.state("copy")[3]
         return -M @ ((v1 - v) / self.dt)
 
-    def link_frames(self):
-        """World origin and rotation matrix of every link frame (the joint centres)."""
-        states = self.p.getLinkStates(self.body, list(range(len(self.parent))), computeForwardKinematics=1,
-                                      physicsClientId=self.client)
-        origins = np.array([s[4] for s in states])
-        rots = quat.to_matrix(np.array([s[5] for s in states]))
-        com = np.array([s[0] for s in states])
-        self._com_rot = [states[f][1] for f in self.foot_links]
-        self._com = com
-        return origins, rots, com
+    def link_frames(self) -> "LinkFrames":
+        """Every link's frame and centre of mass, from one PyBullet query per control step."""
+        states = self.p.getLinkStates(self.body, list(range(len(self.parent))), computeLinkVelocity=1,
+                                      computeForwardKinematics=1, physicsClientId=self.client)
+        return LinkFrames(origins=np.array([s[4] for s in states]),
+                          rots=quat.to_matrix(np.array([s[5] for s in states])),
+                          com=np.array([s[0] for s in states]),
+                          com_rot=np.array([s[1] for s in states]),
+                          com_vel=np.array([s[6] for s in states]))
+
+    def centre_of_mass(self, frames: "LinkFrames") -> tuple[np.ndarray, np.ndarray]:
+        """Whole-body centre of mass and its velocity."""
+        total = self.masses.sum()
+        return ((self.masses[:, None] * frames.com).sum(axis=0) / total,
+                (self.masses[:, None] * frames.com_vel).sum(axis=0) / total)
 
     def point_jacobian(self, link: int, point: np.ndarray, root_pos, origins, rots) -> np.ndarray:
         """3 x nv: world velocity of ``point`` fixed to ``link``."""
@@ -243,10 +249,11 @@ class Articulated:
                 J[:, o] = np.cross(rots[j] @ self.axis[j], point - origins[j])
         return J
 
-    def link_jacobian(self, link: int, root_pos, origins, rots) -> np.ndarray:
+    def link_jacobian(self, link: int, root_pos, frames: "LinkFrames") -> np.ndarray:
         """6 x nv: world linear velocity of the link's centre of mass, then its angular velocity."""
+        origins, rots = frames.origins, frames.rots
         J = np.zeros((6, self.nv))
-        J[:3] = self.point_jacobian(link, self._com[link], root_pos, origins, rots)
+        J[:3] = self.point_jacobian(link, frames.com[link], root_pos, origins, rots)
         J[3:6, 3:6] = np.eye(3)
         for k in self.chain.get(link, []):
             j = self.joint_index[k]
@@ -257,28 +264,21 @@ class Articulated:
                 J[3:6, o] = rots[j] @ self.axis[j]
         return J
 
-    def contacts(self):
+    def contacts(self, frames: "LinkFrames"):
         """(link, point on the floor) where the body can push on the floor now: the sole corners
         of a foot touching it that are within SOLE_REACH of it (PyBullet's own manifold holds one
-        or two points per foot, too few to carry a moment), and any other link's touching points.
-        Call after link_frames()."""
+        or two points per foot, too few to carry a moment), and any other link's touching points."""
         pts = self.p.getContactPoints(bodyA=self.body, bodyB=self.floor_id, physicsClientId=self.client)
         touching = {c[3] for c in pts if c[8] < 0.005}
         out = [(c[3], np.array(c[6])) for c in pts if c[8] < 0.005 and c[3] not in self.foot_links]
-        for k, link in enumerate(self.foot_links):
+        for link in self.foot_links:
             if link not in touching:
                 continue
-            corners = self._com[link] + quat.rotate(np.broadcast_to(np.asarray(self._com_rot[k]), (4, 4)), self.sole)
+            corners = frames.com[link] + quat.rotate(np.broadcast_to(frames.com_rot[link], (4, 4)), self.sole)
             for c in corners:
                 if c[2] - self.floor < self.sole_reach:
                     out.append((link, np.array([c[0], c[1], self.floor])))
         return out
-
-    def com_velocity(self) -> np.ndarray:
-        states = self.p.getLinkStates(self.body, list(range(len(self.parent))), computeLinkVelocity=1,
-                                      physicsClientId=self.client)
-        vel = np.array([s[6] for s in states])
-        return (self.masses[:, None] * vel).sum(axis=0) / self.masses.sum()
 
     def apply(self, torque: np.ndarray, wrench: np.ndarray | None, substeps: int | None = None) -> None:
         """Hold ``torque`` (per DoF) and the root ``wrench`` for ``substeps`` physics steps."""
@@ -298,6 +298,16 @@ class Articulated:
                                      physicsClientId=c)
                 p.applyExternalTorque(self.body, -1, wrench[3:].tolist(), p.WORLD_FRAME, physicsClientId=c)
             p.stepSimulation(physicsClientId=c)
+
+
+class LinkFrames(NamedTuple):
+    """Per link (PyBullet link index): frame origin (the joint centre) and rotation matrix, centre
+    of mass, its rotation (x, y, z, w) and its velocity; world frame."""
+    origins: np.ndarray
+    rots: np.ndarray
+    com: np.ndarray
+    com_rot: np.ndarray
+    com_vel: np.ndarray
 
 
 def _rotvec_error(target: np.ndarray, current: np.ndarray, local: bool) -> np.ndarray:
@@ -406,8 +416,6 @@ class TorqueController:
         return torque, wrench, forces
 
 
-
-
 @dataclass
 class Target:
     """Where the SRB wants the articulated body this step, with the rates it moves at."""
@@ -473,7 +481,7 @@ class WholeBody:
                       quat.to_rotvec(quat.multiply(root_rot, quat.conjugate(q0))) * rate,
                       quat.to_rotvec(quat.multiply(quat.conjugate(j0), joints)) * rate)
 
-    def _foot_tasks(self, origins, rots, root_pos, v, touched):
+    def _foot_tasks(self, frames: LinkFrames, root_pos, v, touched):
         """Planted SRB feet: the articulated foot goes where the SRB's stands (flat on the floor
         when not touching yet), rotated like it."""
         sim, s, art = self.sim, self.s, self.art
@@ -486,12 +494,12 @@ class WholeBody:
             ankle = r.ankle[k] + foot.offset
             if not touched[k]:   # down onto the floor (the source's soles hover a centimetre or so)
                 ankle[2] = min(ankle[2], sim.ref.floor - sim.body.sole_drop) - FOOT_PRESS * self.scale
-            J = art.point_jacobian(link, origins[link], root_pos, origins, rots)
-            Jw = art.link_jacobian(link, root_pos, origins, rots)[3:]
+            J = art.point_jacobian(link, frames.origins[link], root_pos, frames.origins, frames.rots)
+            Jw = art.link_jacobian(link, root_pos, frames)[3:]
             vel = J @ v
-            acc = s.kp_foot * (ankle - origins[link]) - s.kd_foot * vel
-            rot_now = np.asarray(art.p.getLinkState(art.body, link, physicsClientId=art.client)[1])
-            acc_w = s.kp_foot * _rotvec_error(r.foot_rot[k], rot_now, local=False) - s.kd_foot * (Jw @ v)
+            acc = s.kp_foot * (ankle - frames.origins[link]) - s.kd_foot * vel
+            acc_w = (s.kp_foot * _rotvec_error(r.foot_rot[k], frames.com_rot[link], local=False)
+                     - s.kd_foot * (Jw @ v))
             if touched[k]:      # on the floor: it stays where it stands (it still rolls like the source's)
                 tasks.append((np.vstack([J[:2], Jw]), np.concatenate([acc[:2], acc_w]), s.foot_weight))
             else:
@@ -501,10 +509,9 @@ class WholeBody:
     def step(self) -> None:
         sim, art, ctrl = self.sim, self.art, self.ctrl
         root_pos, root_rot, joints, v = art.state()
-        origins, rots, coms = art.link_frames()
-        masses = art.masses
-        self.com = (masses[:, None] * coms).sum(axis=0) / masses.sum()
-        com_vel = art.com_velocity()
+        frames = art.link_frames()
+        origins, rots, masses = frames.origins, frames.rots, art.masses
+        self.com, com_vel = art.centre_of_mass(frames)
         # The SRB decides from where the body really is, standing where its feet really stand.
         sim.p, sim.v = self.com.copy(), com_vel
         r = sim.ref.sample(sim.phase)
@@ -515,7 +522,7 @@ class WholeBody:
         target = self._target()
         M = art.mass_matrix(root_pos, root_rot, joints)
         h = art.bias(M, root_pos, root_rot, joints, v)
-        touching = art.contacts()
+        touching = art.contacts(frames)
         jac = [art.point_jacobian(link, point, root_pos, origins, rots) for link, point in touching]
         touched = [any(link == f for link, _ in touching) for f in art.foot_links]
         stance = [bool(t or f.stance) for t, f in zip(touched, sim.feet)]
@@ -523,9 +530,9 @@ class WholeBody:
         caps = self.tau_max if model is None else self.tau_max * model.residual_capacity
         a_des = ctrl.desired_acceleration(target, root_pos, root_rot, joints, v)
         # Centre of mass: the acceleration the SRB's QP found feasible from where the body is.
-        J_com = sum(m * art.point_jacobian(link, coms[link], root_pos, origins, rots)
+        J_com = sum(m * art.point_jacobian(link, frames.com[link], root_pos, origins, rots)
                     for link, m in enumerate(masses) if m > 1e-3) / masses.sum()
-        tasks = [(J_com, sim.acc, self.s.com_weight)] + self._foot_tasks(origins, rots, root_pos, v, touched)
+        tasks = [(J_com, sim.acc, self.s.com_weight)] + self._foot_tasks(frames, root_pos, v, touched)
         torque, wrench, _ = ctrl.solve(a_des, M, h, jac, v, caps, ctrl.tracking_weights(stance), tasks)
         if sim.fatigue is not None:
             torque = sim.fatigue.step_torque(torque, self.tau_max, sim.time - self.dt, self.dt)

@@ -47,9 +47,9 @@ def test_mass_matrix_and_bias_predict_pybullet_accelerations(floating):
 def test_point_jacobian_gives_the_link_velocity(floating):
     body, _ = floating
     root_pos, _, _, v = body.state()
-    origins, rots, coms = body.link_frames()
+    frames = body.link_frames()
     for link in body.foot_links + [body.links["right_elbow"], body.links["neck"]]:
-        J = body.point_jacobian(link, coms[link], root_pos, origins, rots)
+        J = body.point_jacobian(link, frames.com[link], root_pos, frames.origins, frames.rots)
         truth = body.p.getLinkState(body.body, link, computeLinkVelocity=1, physicsClientId=body.client)[6]
         assert np.allclose(J @ v, truth, atol=1e-9)
 
