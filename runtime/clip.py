@@ -132,7 +132,7 @@ class Clip:
         up = np.broadcast_to(Y_UP_TO_Z_UP, self.root_rot.shape)
         root_rot = quat.multiply(up, reflect(quat.multiply(quat.conjugate(up), self.root_rot)))
         index = {name: i for i, name in enumerate(self.joints)}
-        partner = [index.get(_other_side(name), i) for i, name in enumerate(self.joints)]
+        partner = [index.get(proxy.other_side(name), i) for i, name in enumerate(self.joints)]
         return replace(self, name=self.name + "~mirror", root_pos=self.root_pos * np.array([1.0, -1.0, 1.0]),
                        root_rot=quat.normalize(root_rot), joint_rots=reflect(self.joint_rots[:, partner]))
 
@@ -161,13 +161,6 @@ class Clip:
     def joint_angular_velocities(self) -> np.ndarray:
         """(T, J, 3) local angular velocities of every joint (child frame)."""
         return angular_velocity(self.joint_rots, self.fps, world=False)
-
-
-def _other_side(name: str) -> str:
-    for a, b in (("right_", "left_"), ("left_", "right_")):
-        if name.startswith(a):
-            return b + name[len(a):]
-    return name
 
 
 def angular_velocity(q: np.ndarray, fps: float, world: bool) -> np.ndarray:

@@ -57,11 +57,19 @@ def dof_body_parts(joints: tuple[Joint, ...] = DEFAULT_JOINTS) -> list[str]:
     return [j.body_part for _, _, j in dof_table(joints)]
 
 
+def other_side(name: str) -> str:
+    """The mirror joint's name (right_knee <-> left_knee; unsided joints are their own)."""
+    for a, b in (("right_", "left_"), ("left_", "right_")):
+        if name.startswith(a):
+            return b + name[len(a):]
+    return name
+
+
 def mirrored_dofs(joints: tuple[Joint, ...] = DEFAULT_JOINTS) -> list[tuple[int, int]]:
     """(right, left) DoF index pairs of mirrored joints."""
     table = dof_table(joints)
     index = {(name, axis): d for d, (name, axis, _) in enumerate(table)}
-    return [(d, index[("left_" + name[len("right_"):], axis)])
+    return [(d, index[(other_side(name), axis)])
             for d, (name, axis, _) in enumerate(table) if name.startswith("right_")]
 
 
