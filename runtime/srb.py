@@ -687,8 +687,9 @@ class SrbSimulator:
         r = self._next_sample if self._next_sample_phase == phase else ref.sample(phase)
         # Tempo is a choice a tired body makes with a foot on the ground; a flight is ballistic
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
+        in_flight = not any(f.stance for f in self.feet)   # (feet touching down now land together)
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
-        if rate == 1.0 and not r.contact.any() and not any(f.stance for f in self.feet):
+        if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
         p_r = self.com_target(r)
         if 0.0 < rate < 1.0 and sum(f.stance for f in self.feet) == 1:
@@ -720,7 +721,6 @@ class SrbSimulator:
         root_R = R @ _qmat(r.root_rel)
         root_pos = self.p + R @ r.root_offset
         jump_to = None
-        in_flight = not any(f.stance for f in self.feet)   # feet touching down now land together
         corner_blocks, row_blocks, legs, support = [], [], [], []
         n_c = 0
         for k, foot in enumerate(self.feet):
