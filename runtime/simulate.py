@@ -131,8 +131,9 @@ def simulate(
                                                                         sorted(plan.ratios.items()))
                             + f"; de Leva (1996) {plan.sex} segment masses")
     economy = (settings or srb.SrbSettings()).effort_economy
-    notes["effort_economy"] = (f"{economy:g}: tired arms, head and chest yield to what they hold"
-                               if economy > 0 else "off: limbs hold every pose until their strength runs out")
+    notes["effort_economy"] = (f"{economy:g}: tired arms, head and chest yield to what they hold, tired knees "
+                               "bend under the body" if economy > 0 else
+                               "off: joints hold every pose until their strength runs out")
     notes["foot_placement"] = ("Raibert rule" if policy is None else
                                f"Raibert rule corrected by the policy {policy.name!r} at {CONTROL_RATE:g} Hz")
     if torque_mode:

@@ -259,7 +259,7 @@ FLIGHT_TIME_SLACK = 0.03   # s: ... and by more than this (near touchdown both t
 LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the source's orientation this fast
 LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the body drifts back onto the source's path this fast
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
-MAX_GIVE_RATE = 0.5        # rad/s: how fast a tired limb's yield can change
+MAX_GIVE_RATE = 0.5        # rad/s: how fast a tired joint's yield can change
 MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
@@ -549,7 +549,7 @@ class SrbSettings:
     rest_stall: float = 1.5       # s without recovery (RC +0.01) after which a rest ends anyway
     min_motion_between_rests: float = 0.5   # s of source motion before the next rest
     early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
-    effort_economy: float = 1.0   # rad: how far a tired limb joint yields per unit of load (0: never, at most MAX_EFFORT_ECONOMY)
+    effort_economy: float = 1.0   # rad: how far a tired joint (limbs; knees under the body) yields per unit of load (0: never, at most MAX_EFFORT_ECONOMY)
     contact_height: float = 0.02  # m (1.62 m body): sole corners this close to the floor carry load
     # "reference": the body's orientation follows the momentum-consistent reference and only
     # the COM is simulated (the moment the contacts cannot supply is recorded as residual);
@@ -613,6 +613,12 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     return np.maximum(body.tau_max, margin * peak)
 
 
+def _leg_length(body: "Body", knee_bend: float) -> float:
+    """Hip-to-ankle distance of a leg with its knee bent ``knee_bend`` radians."""
+    t, s = body.thigh, body.shin
+    return math.sqrt(max(t * t + s * s + 2.0 * t * s * repeatable.cos(knee_bend), 0.0))
+
+
 def _smoothstep(x: float) -> float:
     x = min(max(x, 0.0), 1.0)
     return x * x * (3.0 - 2.0 * x)
@@ -662,6 +668,10 @@ class SrbSimulator:
         self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
         self._give = np.zeros(len(limbs.dofs)) if limbs is not None else None
         self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
+        self._knee_give = np.zeros(2)   # rad per leg: how far each tired knee yields (see _update_sag)
+        self.sag = 0.0              # m: how far the COM target sits below the source's (tired knees)
+        names = [j.name for j in proxy.DEFAULT_JOINTS]
+        self._knee_slots = [names.index(f"{side}_knee") for side in SIDES]
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self.books_fatigue = True   # False: another simulator applies the torques and books them
@@ -691,6 +701,7 @@ class SrbSimulator:
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
+        self._update_sag(r)
         p_r = self.com_target(r)
         if 0.0 < rate < 1.0 and sum(f.stance for f in self.feet) == 1:
             rate = self._single_support_rate(rate, p_r, r.com_vel * rate)
@@ -912,8 +923,38 @@ class SrbSimulator:
         motion goes on from where the body landed and drifts back onto the source's path over
         about LANDING_SHIFT_DECAY of single support or flight, through the next steps: planted
         feet hold it, so a chain of tired jumps covers less ground than the source's.  Flights
-        that land on time never shift."""
-        return r.com + self.shift
+        that land on time never shift.  Tired knees lower it by ``sag`` (see _update_sag)."""
+        target = r.com + self.shift
+        target[2] -= self.sag
+        return target
+
+    def _update_sag(self, r: "RefSample") -> None:
+        """Effort economy in the legs: each tired knee yields to the load it carries like a limb
+        joint does (economy * load * (1/RC^2 - 1), at most MAX_GIVE, changing at most
+        MAX_GIVE_RATE), and the body sinks by what the two yields take off the legs' length at
+        the source's knee angle (averaged over both legs).
+
+        Why: the QP's fatigue bounds only bite at the motion's peak loads, so a tired walk stood
+        as tall as a fresh one.  Fatigued muscle is less stiff (leg stiffness drops with fatigue
+        in hopping and running): under the same load a tired knee bends further.  The deeper
+        stance costs the knees more torque, which the fatigue model books; the cap keeps that
+        loop bounded.  Rests stand tall regardless (see step)."""
+        economy = self.s.effort_economy
+        if self.fatigue is None or economy <= 0.0:
+            return
+        rc = self.fatigue.model.residual_capacity
+        body = self.body
+        step = MAX_GIVE_RATE * self.dt
+        drop = 0.0
+        for k in range(2):
+            dof = body.leg_dofs[k][3]
+            capacity = max(float(rc[dof]), 0.05)
+            give = min(economy * float(self.load_avg[dof]) * (1.0 / (capacity * capacity) - 1.0), MAX_GIVE)
+            self._knee_give[k] += min(max(give - self._knee_give[k], -step), step)
+            q = r.joints[self._knee_slots[k]]
+            bend = abs(2.0 * repeatable.arctan2(q[2], q[3]))
+            drop += _leg_length(body, bend) - _leg_length(body, bend + self._knee_give[k])
+        self.sag = 0.5 * drop
 
     def _limb_give(self, capacity: np.ndarray) -> np.ndarray | None:
         """Effort economy: how far each tired limb joint yields to the load it holds (radians per
@@ -960,7 +1001,7 @@ class SrbSimulator:
                    default=None)
         if land is None or land <= phase:
             return 1.0
-        drop = self.p[2] - ref.sample(land).com[2]
+        drop = self.p[2] - self.com_target(ref.sample(land))[2]
         vz = self.v[2]
         if drop <= 0.0 and vz <= 0.0 and land - phase > FLIGHT_TIME_SLACK:
             self._flight_sped = True
@@ -1051,7 +1092,7 @@ class SrbSimulator:
         """What the full-body pose needs, cheap to take every output frame."""
         limbs = self.limbs.joint_rotations() if self.limbs is not None else None
         return (self.phase, self.p.copy(), self.q.copy(), np.array([f.offset for f in self.feet]),
-                np.array([f.stance for f in self.feet]), self.resting, limbs)
+                np.array([f.stance for f in self.feet]), self.resting, limbs, self.sag)
 
     def poses(self, states: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Full-body poses for recorded states: root positions (N, 3), rotations (N, 4), joint
@@ -1066,7 +1107,7 @@ class SrbSimulator:
         leg_idx = [[names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle")] for side in SIDES]
         root_pos = np.empty((len(states), 3))
         root_rot = np.empty((len(states), 4))
-        for n, (phase, p, q, offsets, stance, resting, limbs) in enumerate(states):
+        for n, (phase, p, q, offsets, stance, resting, limbs, sag) in enumerate(states):
             if limbs is not None:
                 joints[n, self.limbs.joint_slots] = limbs
             r = ref.sample(phase)
@@ -1079,7 +1120,7 @@ class SrbSimulator:
             for k in range(2):
                 ankle = ankles[k]
                 if not stance[k]:
-                    ankle[2] = max(float(ankle[2] + p[2] - r.com[2]), sole_level)
+                    ankle[2] = max(float(ankle[2] + p[2] - (r.com[2] - sag)), sole_level)
                 foot_R = _qmat(r.foot_rot[k])
                 if resting and stance[k]:
                     foot_R = _flatten_foot(foot_R)

@@ -402,3 +402,29 @@ def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
     travel = source_xy[-1] - source_xy[0]
     along = (tired.clip.root_pos[:, :2] - source_xy) @ (travel / np.linalg.norm(travel))
     assert along[-1] < -0.1 and along.max() < 0.1
+
+
+def test_tired_knees_bend_under_the_body_gradually_and_the_deeper_stance_costs_them():
+    """Effort economy in the legs: the QP's fatigue bounds bite only at peak loads, so a tired
+    body stood as tall as a fresh one.  Tired knees yield to the load they carry (less stiff
+    muscle), the body sinks, and the knees pay for the deeper stance."""
+    jump = C.load_deepmimic(C.deepmimic_clip_path("jump"))
+    fitness = np.array([0.15 if part == "legs" else 0.8 for part in proxy.dof_body_parts()])
+    sched = schedule.from_fitness(fitness[None, :], fps=30, time_scale=40)
+    economical = simulate.simulate(jump, sched, seconds=6.0, out_fps=30)
+    stubborn = simulate.simulate(jump, sched, seconds=6.0, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0))
+    assert not economical.fell and not stubborn.fell
+    assert metrics.knee_flexion_gain_deg(economical, stubborn) > 2.0
+    both = economical.contacts.all(axis=1), stubborn.contacts.all(axis=1)
+    assert economical.com[both[0], 2].mean() < stubborn.com[both[1], 2].mean() - 0.005
+    # Gradually, at the pace of fatigue: nothing to speak of in the first second.
+    first = metrics.knee_flexion_series(economical)[:30] - metrics.knee_flexion_series(stubborn)[:30]
+    assert abs(first.mean()) < 0.5
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
+    knees = [offsets[names.index(n)] for n in ("right_knee", "left_knee")]
+    assert economical.fatigue["RC"][:, knees].min() < stubborn.fatigue["RC"][:, knees].min()
+    # Fresh knees never yield.
+    fresh = simulate.simulate(jump, None, seconds=2.0, out_fps=30)
+    assert np.array_equal(fresh.clip.root_pos, simulate.simulate(
+        jump, None, seconds=2.0, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0)).clip.root_pos)
