@@ -660,6 +660,8 @@ class SrbSimulator:
         self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
+        self.stride = 1.0           # share of the source's ground speed the body aims for (tired strides)
+        self.lag = np.zeros(3)      # world xy the shortened strides have left the body behind the source
         self._shift_keep = 1.0 - min(1.0, self.dt / LANDING_SHIFT_DECAY)
         self._contact_height = self.s.contact_height * kin_scale(body)
         self.turn = None            # orientation offset after a short flight (None: none)
@@ -703,8 +705,17 @@ class SrbSimulator:
             rate = self._flight_rate(phase)
         self._update_sag(r)
         p_r = self.com_target(r)
-        if 0.0 < rate < 1.0 and sum(f.stance for f in self.feet) == 1:
-            rate = self._single_support_rate(rate, p_r, r.com_vel * rate)
+        # Where gravity keeps the clock (see _single_support_rate: a run's stances, a dance's falls
+        # onto the next step) a tired body shortens its strides instead: it aims for the slowed
+        # share of the source's ground speed, and the ground it does not cover accumulates as
+        # ``lag``.  A flight keeps the stride it took off with.  Fresh, the stride is always 1.
+        standing_on = sum(f.stance for f in self.feet)
+        if 0.0 < rate < 1.0 and standing_on == 1:
+            slowed = self._single_support_rate(rate, p_r, r.com_vel * rate)
+            self.stride = rate / slowed
+            rate = slowed
+        elif standing_on and rate > 0.0:
+            self.stride = 1.0
         if self.resting:
             # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
             centre = np.mean([r.ankle[k] + self.feet[k].offset + _qmat(r.foot_rot[k]) @ body.sole_centre
@@ -714,9 +725,13 @@ class SrbSimulator:
             stand = ref.floor - body.sole_drop + REST_LEG_EXTENSION * (body.thigh + body.shin) - hip_over_com
             p_r = np.array([centre[0], centre[1], max(p_r[2], stand)])
         v_r = r.com_vel * rate
+        acc_ff = r.com_acc * (rate * rate)
+        if self.stride < 1.0:
+            v_r[:2] *= self.stride
+            acc_ff[:2] *= self.stride
         if self.controller is not None:
             v_r = v_r + np.array([self.velocity_adjust[0], self.velocity_adjust[1], 0.0])
-        acc_des = r.com_acc * (rate * rate) + s.kp * (p_r - self.p) + s.kd * (v_r - self.v)
+        acc_des = acc_ff + s.kp * (p_r - self.p) + s.kd * (v_r - self.v)
         self.p_target, self.v_target = p_r, v_r
         R = _qmat(self.q)
         if s.orientation == "dynamic":
@@ -749,7 +764,7 @@ class SrbSimulator:
                 foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
             if not foot.stance:
                 target = np.zeros(3)
-                target[:2] = (self.shift[:2] + s.raibert_kp * (self.p[:2] - p_r[:2])
+                target[:2] = (self.shift[:2] + self.lag[:2] + s.raibert_kp * (self.p[:2] - p_r[:2])
                               + s.raibert_kv * (self.v[:2] - v_r[:2]))
                 if self.controller is not None:
                     target[:2] += self.landing_adjust[k]
@@ -818,7 +833,7 @@ class SrbSimulator:
             self._flight_sped = False
             self.phase = jump_to
             landing = ref.sample(jump_to)
-            self.shift[:2] = self.p[:2] - landing.com[:2]
+            self.shift[:2] = self.p[:2] - landing.com[:2] - self.lag[:2]
             # The body keeps the orientation it landed with (a shorter flight turned it less)
             # and turns onto the source's over LANDING_TURN_DECAY, instead of snapping to it.
             if s.orientation != "dynamic":
@@ -827,7 +842,7 @@ class SrbSimulator:
             # legs bend for the landing as the source's do (not stretched toward a spot ahead).
             for foot in self.feet:
                 if foot.stance:
-                    foot.offset[:2] = self.shift[:2]
+                    foot.offset[:2] = self.shift[:2] + self.lag[:2]
         elif len(support) < 2:
             # Only while a foot is free to step: with both feet planted, moving the body's
             # target would pull it off its feet (legs stretched, knees straight in a crouch).
@@ -883,6 +898,8 @@ class SrbSimulator:
         self.v = self.v + self.acc * self.dt
         self.p = self.p + self.v * self.dt
         next_phase = min(self.phase + rate * self.dt, ref.duration)
+        if self.stride < 1.0:
+            self.lag[:2] -= (1.0 - self.stride) * rate * self.dt * r.com_vel[:2]
         if s.orientation == "dynamic":
             I_w = body.inertia_world(R)
             ang = np.linalg.solve(I_w, moment - _cross(self.w, I_w @ self.w))
@@ -924,7 +941,7 @@ class SrbSimulator:
         about LANDING_SHIFT_DECAY of single support or flight, through the next steps: planted
         feet hold it, so a chain of tired jumps covers less ground than the source's.  Flights
         that land on time never shift.  Tired knees lower it by ``sag`` (see _update_sag)."""
-        target = r.com + self.shift
+        target = r.com + self.shift + self.lag
         target[2] -= self.sag
         return target
 

@@ -428,3 +428,18 @@ def test_tired_knees_bend_under_the_body_gradually_and_the_deeper_stance_costs_t
     fresh = simulate.simulate(jump, None, seconds=2.0, out_fps=30)
     assert np.array_equal(fresh.clip.root_pos, simulate.simulate(
         jump, None, seconds=2.0, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0)).clip.root_pos)
+
+
+def test_a_tired_run_shortens_its_strides_where_its_cadence_cannot_slow():
+    """A run's stances fall onto the next step and its flights are ballistic, so the tempo rule
+    cannot slow its clock (speed ratio 0.995 with exhausted legs before): a tired run now takes
+    shorter strides at nearly the source's cadence, and covers less ground."""
+    run = C.load_deepmimic(C.deepmimic_clip_path("run"))
+    fitness = np.array([0.1 if part == "legs" else 0.8 for part in proxy.dof_body_parts()])
+    tired = simulate.simulate(run, schedule.from_fitness(fitness[None, :], fps=30, time_scale=40),
+                              seconds=8.0, out_fps=30)
+    fresh = simulate.simulate(run, None, seconds=8.0, out_fps=30)
+    assert not tired.fell
+    assert metrics.speed_ratio(fresh) > 0.98
+    assert metrics.speed_ratio(tired) < 0.88
+    assert metrics.phase_rate_mean(tired) > 0.9          # mostly shorter strides, not slower steps
