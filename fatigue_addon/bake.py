@@ -33,6 +33,7 @@ SUFFIX = ".fatigued"
 NLA_TRACK = "Fatigue source"
 MAX_STRETCH = 3.0        # runtime.simulate.MAX_STRETCH: a take is at most this many times its source
 MAX_RATE = 1000.0        # runtime.fatigue.MAX_RATE
+BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary
 BODY_PARTS = proxy.BODY_PARTS
 
 
@@ -557,6 +558,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "finished": not stopped,
         "residual_force_max_n": float(np.linalg.norm(rf, axis=1).max()) if rf.size else 0.0,
         "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
+        "behind_source_m": stats.get("behind_source_m", 0.0),
         "notes": dict(take.notes),
         "warnings": list(job.warnings) + [e["reason"] for e in stopped],
         "meshes": list(meshes),
@@ -571,6 +573,8 @@ def summary(report: dict) -> str:
     return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
             f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
             + (", FELL" if report["fell"] else "")
+            + (f", ends {report['behind_source_m']:.1f} m short of the source's path (shorter tired strides)"
+               if report.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M else "")
             + ("" if report.get("finished", True) else ", UNFINISHED: too tired to play the whole source"))
 
 

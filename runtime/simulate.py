@@ -319,6 +319,8 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
         stats={"seconds_simulated": simulated, "wall_seconds": wall,
                "realtime_x": simulated / wall if wall > 0 else float("inf"),
                "residual_moment_nm_mean": float(np.linalg.norm(residual_moment, axis=1).mean()),
-               "floor_work": float(floor_work)},
+               "floor_work": float(floor_work),
+               # How far shorter tired strides left the body behind the source's path at the end.
+               "behind_source_m": float(np.linalg.norm(sim.lag[:2]))},
     )
     return take

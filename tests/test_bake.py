@@ -209,6 +209,11 @@ def test_a_take_too_tired_to_finish_says_so(registered_addon, monkeypatch):
     assert report["finished"] is False
     assert any("were not played" in w for w in report["warnings"])
     assert "UNFINISHED" in mod("fatigue_addon.bake").summary(report)
+    # A walk slows its steps (it does not fall behind the source's path); a tired run that takes
+    # shorter strides ends short of it, and the summary says how far.
+    assert report["behind_source_m"] < 0.1 and "short of" not in mod("fatigue_addon.bake").summary(report)
+    report["behind_source_m"] = 1.234
+    assert "ends 1.2 m short of the source's path" in mod("fatigue_addon.bake").summary(report)
 
 
 def test_rebake_replaces_and_reads_the_source(registered_addon):

@@ -443,3 +443,5 @@ def test_a_tired_run_shortens_its_strides_where_its_cadence_cannot_slow():
     assert metrics.speed_ratio(fresh) > 0.98
     assert metrics.speed_ratio(tired) < 0.88
     assert metrics.phase_rate_mean(tired) > 0.9          # mostly shorter strides, not slower steps
+    # The take says how far behind the source's path its strides left it.
+    assert tired.stats["behind_source_m"] > 0.5 and fresh.stats["behind_source_m"] == 0.0

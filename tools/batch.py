@@ -35,7 +35,8 @@ PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
 SUMMARY_FIELDS = ("file", "out_file", "variant", "armature", "action", "out_action", "frames", "take_frames",
                   "mode", "seconds_sim", "realtime_x", "duration_stretch", "peak_fatigue_by_region",
-                  "residual_force_bw_mean", "fell", "finished", "rests", "wall_s", "status", "error")
+                  "residual_force_bw_mean", "fell", "finished", "behind_source_m", "rests", "wall_s", "status",
+                  "error")
 
 
 class UsageError(Exception):
