@@ -37,6 +37,7 @@ import numpy as np
 import quadprog
 
 from . import proxy, quat
+from .srb import _cross3
 
 CONTROL_RATE = 120.0    # Hz: one QP per control step (at least; a whole number per output frame)
 SUBSTEPS = 2            # PyBullet steps per control step, the torques held between them
@@ -132,6 +133,10 @@ class Articulated:
                     path.append(slot[j])
                 j = self.parent[j]
             self.chain[link] = path[::-1]
+        # Per actuated joint: the massive links it moves (its subtree), for the COM Jacobian.
+        self._massive = np.flatnonzero(self.masses > 1e-3)
+        self._subtree = [np.array([l for l in self._massive if k in self.chain[l]], dtype=int)
+                         for k in range(len(self.joint_index))]
         # Mass-matrix rows that PyBullet pads (base: 7 position numbers, ball joints: 4).
         keep, k = list(range(6)), 7
         for sph in self.spherical:
@@ -246,7 +251,31 @@ class Articulated:
             if self.spherical[k]:
                 J[:, o:o + 3] = -_skew(point - origins[j]) @ rots[j]
             else:
-                J[:, o] = np.cross(rots[j] @ self.axis[j], point - origins[j])
+                J[:, o] = _cross3(rots[j] @ self.axis[j], point - origins[j])
+        return J
+
+    def com_jacobian(self, root_pos, frames: "LinkFrames") -> np.ndarray:
+        """3 x nv: world velocity of the whole body's centre of mass.  Each joint moves its
+        subtree's centre of mass (weighted by the subtree's share of the mass): one column block
+        per joint instead of one point Jacobian per link."""
+        m = self.masses
+        total = m[self._massive].sum()
+        weighted = m[:, None] * frames.com
+        com = weighted[self._massive].sum(axis=0) / total
+        J = np.zeros((3, self.nv))
+        J[:, 0:3] = np.eye(3)
+        J[:, 3:6] = -_skew(com - root_pos)
+        origins, rots = frames.origins, frames.rots
+        for k, links in enumerate(self._subtree):
+            if not len(links):
+                continue
+            mass = m[links].sum()
+            j, o = self.joint_index[k], self.offsets[k]
+            d = (weighted[links].sum(axis=0) - mass * origins[j]) / total
+            if self.spherical[k]:
+                J[:, o:o + 3] = -_skew(d) @ rots[j]
+            else:
+                J[:, o] = _cross3(rots[j] @ self.axis[j], d)
         return J
 
     def link_jacobian(self, link: int, root_pos, frames: "LinkFrames") -> np.ndarray:
@@ -530,8 +559,7 @@ class WholeBody:
         caps = self.tau_max if model is None else self.tau_max * model.residual_capacity
         a_des = ctrl.desired_acceleration(target, root_pos, root_rot, joints, v)
         # Centre of mass: the acceleration the SRB's QP found feasible from where the body is.
-        J_com = sum(m * art.point_jacobian(link, frames.com[link], root_pos, origins, rots)
-                    for link, m in enumerate(masses) if m > 1e-3) / masses.sum()
+        J_com = art.com_jacobian(root_pos, frames)
         tasks = [(J_com, sim.acc, self.s.com_weight)] + self._foot_tasks(frames, root_pos, v, touched)
         torque, wrench, _ = ctrl.solve(a_des, M, h, jac, v, caps, ctrl.tracking_weights(stance), tasks)
         if sim.fatigue is not None:
