@@ -66,7 +66,7 @@ def observe(sim, kind: str) -> np.ndarray:
     r = ref.sample(phase)
     rate = 0.0 if sim.resting else sim.tempo
     e_p = (sim.p - sim.com_target(r)) / scale
-    e_v = sim.v - r.com_vel * rate
+    e_v = sim.v - sim.rule_velocity(r, rate)
     obs = [*flat(e_p), e_p[2], *flat(e_v), e_v[2], *flat(sim.v), sim.v[2],
            (sim.p[2] - ref.floor) / max(ref.standing_com, 1e-6)]
     for foot in sim.feet:

@@ -724,10 +724,9 @@ class SrbSimulator:
             hip_over_com = (_qmat(self.q) @ r.root_offset)[2]
             stand = ref.floor - body.sole_drop + REST_LEG_EXTENSION * (body.thigh + body.shin) - hip_over_com
             p_r = np.array([centre[0], centre[1], max(p_r[2], stand)])
-        v_r = r.com_vel * rate
+        v_r = self.rule_velocity(r, rate)
         acc_ff = r.com_acc * (rate * rate)
         if self.stride < 1.0:
-            v_r[:2] *= self.stride
             acc_ff[:2] *= self.stride
         if self.controller is not None:
             v_r = v_r + np.array([self.velocity_adjust[0], self.velocity_adjust[1], 0.0])
@@ -944,6 +943,14 @@ class SrbSimulator:
         target = r.com + self.shift + self.lag
         target[2] -= self.sag
         return target
+
+    def rule_velocity(self, r: "RefSample", rate: float) -> np.ndarray:
+        """The COM velocity the rule aims for at reference sample ``r`` played at ``rate``: the
+        source's, with a tired stride's share of its ground speed (no policy correction)."""
+        v = r.com_vel * rate
+        if self.stride < 1.0:
+            v[:2] *= self.stride
+        return v
 
     def _update_sag(self, r: "RefSample") -> None:
         """Effort economy in the legs: each tired knee yields to the load it carries like a limb

@@ -79,9 +79,7 @@ def reward(sim: srb.SrbSimulator, action: np.ndarray) -> float:
     rate = 0.0 if sim.resting else sim.tempo
     scale = sim.body.height / 1.62
     e_p = (sim.p - sim.com_target(r)) / scale
-    v_r = r.com_vel * rate
-    v_r[:2] *= sim.stride            # a tired body's shorter strides aim for less ground speed
-    e_v = sim.v - v_r
+    e_v = sim.v - sim.rule_velocity(r, rate)
     # The action penalty keeps the rule wherever a correction does not pay: foot shifts move the
     # legs off the animation (joint error), and on clips it never saw the rule is the safe bet.
     return (0.6 * math.exp(-float(e_p @ e_p) / 0.08 ** 2) + 0.3 * math.exp(-float(e_v @ e_v) / 0.6 ** 2)
