@@ -72,7 +72,7 @@ class BakeOptions:
     time_scale: float | None = None  # default 1 (rates as given) when F, R, r are given
     mode: str | None = None          # "srb" or "torque"
     foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
-    effort_economy: float | None = None  # how far tired limbs yield to their loads (0 = never)
+    effort_economy: float | None = None  # how far tired joints (limbs, knees) yield to their loads (0 = never)
     take_name: str | None = None     # the new action's name (default <source>.fatigued)
 
     def settings_overrides(self, settings) -> dict:

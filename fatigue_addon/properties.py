@@ -50,8 +50,9 @@ class FatigueSettings(bpy.types.PropertyGroup):
     )
     effort_economy: bpy.props.FloatProperty(
         name="Effort economy",
-        description="How far tired arms, head and chest give in to what they hold: 0 = they hold every pose "
-                    "until their strength runs out, 1 = default, more = they slump sooner. No effect when fresh",
+        description="How far tired arms, head and chest give in to what they hold, and tired knees bend under "
+                    "the body: 0 = they hold every pose until their strength runs out, 1 = default, more = they "
+                    "slump sooner. No effect when fresh",
         default=srb.SrbSettings.effort_economy, min=0.0, soft_max=3.0, max=srb.MAX_EFFORT_ECONOMY,
     )
     preset: bpy.props.EnumProperty(

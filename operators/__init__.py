@@ -230,7 +230,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
         name="Foot placement", options=_SCRIPT_ONLY, description="policy (the shipped SRB policy) or rule")
     effort_economy: bpy.props.FloatProperty(
         name="Effort economy", options=_SCRIPT_ONLY,
-        description="How far tired limbs yield to their loads (0 = never; default: the armature's setting)")
+        description="How far tired joints (limbs, knees) yield to their loads (0 = never; default: the armature's setting)")
     take_name: bpy.props.StringProperty(
         name="Take name", options=_SCRIPT_ONLY, description="Name of the new action (default <action>.fatigued)")
 

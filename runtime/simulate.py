@@ -67,7 +67,7 @@ def simulate(
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
     (runtime.anthropometry; None: the default humanoid).  ``policy``: a runtime.policy.SrbPolicy
     that corrects foot placement and COM velocity (None: the Raibert rule alone).  ``effort_economy``:
-    how far tired limb joints yield to their loads (srb.SrbSettings.effort_economy; None: its default).  Deterministic: same inputs, bit-identical Take.
+    how far tired joints (limbs, knees) yield to their loads (srb.SrbSettings.effort_economy; None: its default).  Deterministic: same inputs, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")

@@ -69,7 +69,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--foot-placement", choices=("policy", "rule"),
                     help="SRB foot placement: the shipped learned policy or the rule (default: the file's setting)")
     ap.add_argument("--effort-economy", type=float,
-                    help=f"how far tired limbs yield to their loads: 0 never .. 1 default .. {MAX_EFFORT_ECONOMY:g} "
+                    help=f"how far tired joints (limbs, knees) yield to their loads: 0 never .. 1 default .. {MAX_EFFORT_ECONOMY:g} "
                          "(default: the file's setting)")
     ap.add_argument("--summary", type=Path, help="write a JSON summary of every take here")
     ap.add_argument("--jobs", type=int, default=1, help="takes baked in parallel processes (default 1)")
