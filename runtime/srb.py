@@ -939,7 +939,8 @@ class SrbSimulator:
         motion goes on from where the body landed and drifts back onto the source's path over
         about LANDING_SHIFT_DECAY of single support or flight, through the next steps: planted
         feet hold it, so a chain of tired jumps covers less ground than the source's.  Flights
-        that land on time never shift.  Tired knees lower it by ``sag`` (see _update_sag)."""
+        that land on time never shift.  Shorter tired strides leave it ``lag`` behind the
+        source's path (see step), and tired knees lower it by ``sag`` (see _update_sag)."""
         target = r.com + self.shift + self.lag
         target[2] -= self.sag
         return target
@@ -976,7 +977,7 @@ class SrbSimulator:
             give = min(economy * float(self.load_avg[dof]) * (1.0 / (capacity * capacity) - 1.0), MAX_GIVE)
             self._knee_give[k] += min(max(give - self._knee_give[k], -step), step)
             q = r.joints[self._knee_slots[k]]
-            bend = abs(2.0 * repeatable.arctan2(q[2], q[3]))
+            bend = 2.0 * repeatable.arctan2(abs(q[2]), abs(q[3]))   # either quaternion sign
             drop += _leg_length(body, bend) - _leg_length(body, bend + self._knee_give[k])
         self.sag = 0.5 * drop
 

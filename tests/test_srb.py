@@ -445,3 +445,21 @@ def test_a_tired_run_shortens_its_strides_where_its_cadence_cannot_slow():
     assert metrics.phase_rate_mean(tired) > 0.9          # mostly shorter strides, not slower steps
     # The take says how far behind the source's path its strides left it.
     assert tired.stats["behind_source_m"] > 0.5 and fresh.stats["behind_source_m"] == 0.0
+
+
+def test_tired_knees_read_either_quaternion_sign_of_the_source():
+    """q and -q are one rotation; a source stored with negative-w knee quaternions (other tools,
+    other conventions) read as a knee bent the other way round the circle and sank the body."""
+    from dataclasses import replace
+
+    jump = C.load_deepmimic(C.deepmimic_clip_path("jump"))
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    joints = jump.joint_rots.copy()
+    for n in ("right_knee", "left_knee"):
+        joints[:, names.index(n)] *= -1.0
+    fitness = np.array([0.15 if part == "legs" else 0.8 for part in proxy.dof_body_parts()])
+    sched = schedule.from_fitness(fitness[None, :], fps=30, time_scale=40)
+    a = simulate.simulate(jump, sched, seconds=4.0, out_fps=30)
+    b = simulate.simulate(replace(jump, joint_rots=joints), sched, seconds=4.0, out_fps=30)
+    assert a.frames == b.frames
+    assert np.abs(a.com - b.com).max() < 1e-9
