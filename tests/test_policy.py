@@ -66,6 +66,30 @@ def test_a_policy_that_outputs_zero_is_the_rule_bit_for_bit():
     assert "zero" in zero.notes["foot_placement"] and "rule" in plain.notes["foot_placement"]
 
 
+def test_a_policy_steps_back_to_the_rule_where_it_does_not_know_the_motion(walk_sim):
+    """Familiarity bounds in the card: full corrections on observations like its training ones,
+    none (the rule, bit for bit) far from them, a linear fade between; none in the card: full."""
+    ref, body = walk_sim
+    sizes = [pol.observation_size("window"), pol.ACTION_SIZE]
+    mlp = pol.Mlp([np.zeros((sizes[0], sizes[1]))], [np.full(sizes[1], 0.5)], np.zeros(sizes[0]), np.ones(sizes[0]))
+    card = {"name": "constant", "observation": {"kind": "window", "size": sizes[0]}}
+    sim = srb.SrbSimulator(ref, body)
+    obs = pol.observe(sim, "window")
+    z2 = pol.unfamiliarity(mlp, obs)
+    assert pol.SrbPolicy(mlp, card).confidence(obs) == 1.0
+    for bounds, expected in (([2.0 * z2, 4.0 * z2], 1.0), ([0.2 * z2, 0.6 * z2], 0.0), ([0.5 * z2, 1.5 * z2], 0.5)):
+        policy = pol.SrbPolicy(mlp, dict(card, observation=dict(card["observation"], familiar_z2=bounds)))
+        assert policy.confidence(obs) == pytest.approx(expected)
+        sim = srb.SrbSimulator(ref, body)
+        policy.control(sim)
+        assert np.allclose(sim.velocity_adjust, pol.VELOCITY_SCALE * expected * np.array(
+            [math.cos(quat.yaw(sim.q)) - math.sin(quat.yaw(sim.q)), math.sin(quat.yaw(sim.q)) + math.cos(quat.yaw(sim.q))]) * 0.5)
+        if expected == 0.0:
+            assert not sim.landing_adjust.any() and not sim.velocity_adjust.any()
+    with pytest.raises(pol.PolicyError, match="familiar_z2"):
+        pol.SrbPolicy(mlp, dict(card, observation=dict(card["observation"], familiar_z2=[3.0, 1.0])))
+
+
 def test_a_policy_changes_the_take_deterministically():
     rng = np.random.default_rng(0)
     p = _zero_policy()

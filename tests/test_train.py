@@ -32,6 +32,8 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     card = json.loads((out / "srb_policy.json").read_text())
     assert card["training"]["clips"] == ["walk"] and card["training"]["held_out"] == ["run"]
     assert card["training"]["steps"] == 128 and card["observation"]["kind"] == "window"
+    low, high = card["observation"]["familiar_z2"]      # measured on rollouts of its training clips
+    assert 0.0 < low < high
     policy = pol.SrbPolicy.load(out / "srb_policy.npz")
     assert policy.mlp(np.zeros(pol.observation_size("window"))).shape == (pol.ACTION_SIZE,)
 

@@ -1,4 +1,4 @@
-"""./fatigue eval-policy NPZ [--clips a,b] [--seconds S] [--card]: an SRB policy against the rule
+"""./fatigue eval-policy NPZ [--clips a,b] [--seconds S] [--card] [--familiarity]: an SRB policy against the rule
 alone, side by side on the same clips and fatigue conditions as ./fatigue bench.
 
 Prints one row per clip and condition (survival, root and joint error with and without the
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import bench  # noqa: E402
 from runtime import clip as clips  # noqa: E402
-from runtime.policy import PolicyError, SrbPolicy  # noqa: E402
+from runtime.policy import FAMILIARITY_NOTE, PolicyError, SrbPolicy  # noqa: E402
 
 
 def evaluate(policy: SrbPolicy, names: list[str], seconds: float, conditions=bench.CONDITIONS, log=print) -> dict:
@@ -73,6 +73,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--conditions", default=",".join(bench.CONDITIONS))
     ap.add_argument("--card", action="store_true", help="write the results into the model card")
+    ap.add_argument("--familiarity", action="store_true",
+                    help="first measure the policy's familiarity bounds on rollouts of its training clips "
+                         "(see runtime/policy.py; written into the card with --card)")
     args = ap.parse_args(argv)
     try:
         policy = SrbPolicy.load(args.policy)
@@ -88,6 +91,12 @@ def main(argv: list[str]) -> int:
         print(f"fatigue: give known --clips and --conditions (unknown: {bad or conditions})", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
+    if args.familiarity:
+        from runtime.train import srb_env
+        policy.familiar_z2 = tuple(srb_env.familiar_z2(policy.mlp, policy.kind, srb_env.prepare_all(
+            training.get("clips", []), training.get("config", {}).get("augment", False)),
+            seed=training.get("seed", 0)))
+        print(f"familiarity bounds {policy.familiar_z2[0]:.3f} .. {policy.familiar_z2[1]:.3f}")
     result = evaluate(policy, names, args.seconds, conditions)
     result.update(seconds=args.seconds, conditions=list(conditions), wall_s=round(time.perf_counter() - t0, 1))
     for group, s in result["summary"].items():
@@ -98,6 +107,9 @@ def main(argv: list[str]) -> int:
         card_path = args.policy.with_suffix(".json")
         card = json.loads(card_path.read_text(encoding="utf-8"))
         card["evaluation"] = result
+        if policy.familiar_z2 is not None:
+            card["observation"]["familiar_z2"] = list(policy.familiar_z2)
+            card["observation"]["familiarity"] = FAMILIARITY_NOTE
         card_path.write_text(json.dumps(card, indent=1), encoding="utf-8")
         print(f"wrote the evaluation into {card_path}")
     return 0

@@ -109,8 +109,7 @@ class Normaliser:
 # -- rollout workers ----------------------------------------------------------------------------
 def _worker(conn, clips: list[str], kind: str, envs: int, seed: int, augment: bool = False) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    prepared = [srb_env.prepare(name, mirror=mirror, speed=speed)
-                for name, mirror, speed in srb_env.variants(clips, augment)]
+    prepared = srb_env.prepare_all(clips, augment)
     pool = [srb_env.SrbEnv(prepared, kind, seed * 1000 + i) for i in range(envs)]
     obs = [env.reset() for env in pool]
     returns = [0.0] * envs
@@ -260,7 +259,10 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
             os.replace(out / "checkpoint.tmp", ckpt)
     finally:
         rollouts.close()
-    export(cfg, net, norm, curve, out)
+    with torch.no_grad():
+        final = net.to_numpy(norm.mean, norm.std)
+    familiar = srb_env.familiar_z2(final, cfg.kind, srb_env.prepare_all(cfg.clips, cfg.augment), seed=cfg.seed)
+    export(cfg, net, norm, curve, out, familiar=familiar)
     return {"curve": curve, "steps": steps_done, "done": steps_done >= cfg.steps}
 
 
@@ -305,7 +307,7 @@ def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, o
 
 
 def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], out: Path,
-           name: str = "srb_policy") -> Path:
+           name: str = "srb_policy", familiar: list[float] | None = None) -> Path:
     """Weights (.npz, numpy inference) and model card (.json) side by side, plus the curve PNG."""
     with torch.no_grad():
         mlp_ = net.to_numpy(norm.mean, norm.std)
@@ -333,6 +335,9 @@ def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], o
                      "config": asdict(cfg)},
         "evaluation": {},
     }
+    if familiar is not None:
+        card["observation"]["familiar_z2"] = familiar
+        card["observation"]["familiarity"] = pol.FAMILIARITY_NOTE
     (out / f"{name}.json").write_text(json.dumps(card, indent=1), encoding="utf-8")
     (out / "learning_curve.json").write_text(json.dumps(curve, indent=1), encoding="utf-8")
     _plot_curve(curve, out / "learning_curve.png")

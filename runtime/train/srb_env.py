@@ -24,7 +24,9 @@ TIME_SCALE_RANGE = (5.0, 40.0)      # fatigue speed-ups drawn (log-uniform)
 INITIAL_FATIGUE_MAX = 0.4
 AUGMENT_SPEEDS = (0.8, 1.25)        # --augment: each clip also mirrored and played this much faster
 ACTION_PENALTY = 0.1                # per unit mean squared action (0.02 before 2026-11-23)
-FALL_REWARD = -10.0                 # a fall ends the episode: worth about 10 steps of tracking
+FALL_REWARD = -10.0
+FAMILIAR_PERCENTILE = 99.0          # of training observations: where a policy's corrections start to fade
+FAMILIAR_STEPS = 6000               # control steps (200 s) of rollouts that measure it                 # a fall ends the episode: worth about 10 steps of tracking
 
 
 class TrainingClipError(ValueError):
@@ -128,6 +130,28 @@ class SrbEnv:
         over = fell or sim.phase >= sim.ref.duration - 1e-9 or sim.time >= self.episode_seconds
         r = FALL_REWARD if fell else reward(sim, action)
         return pol.observe(sim, self.kind), r, fell, over
+
+
+def prepare_all(names: list[str], augment: bool = False) -> list[PreparedClip]:
+    """Every training variant of ``names`` (see variants), prepared."""
+    return [prepare(name, mirror=mirror, speed=speed) for name, mirror, speed in variants(names, augment)]
+
+
+def familiar_z2(mlp: pol.Mlp, kind: str, prepared: list[PreparedClip], steps: int = FAMILIAR_STEPS,
+                seed: int = 0) -> list[float]:
+    """Familiarity bounds for a model card (see runtime.policy): the 99th percentile of the
+    unfamiliarity of what the policy sees over ``steps`` control steps of rollouts of its training
+    clips, under the training's random fatigue and acting with its mean action, and twice that."""
+    env = SrbEnv(prepared, kind, seed)
+    seen = []
+    obs = env.reset()
+    while len(seen) < steps:
+        seen.append(pol.unfamiliarity(mlp, obs))
+        obs, _, _, over = env.step(mlp(obs))
+        if over:
+            obs = env.reset()
+    low = float(np.percentile(seen, FAMILIAR_PERCENTILE))
+    return [low, 2.0 * low]
 
 
 class _Held:
