@@ -176,6 +176,9 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         col.label(text=f"{r['action']}: frames {r['take_frames'][0]}-{r['take_frames'][1]}", icon="ACTION")
         col.label(text=f"Tempo: x{r['duration_stretch']:.2f} of the source ({r['mode']})")
         col.label(text=f"Rests: {r['rests']}" + ("   FELL" if r.get("fell") else ""))
+        from ..fatigue_addon.bake import BEHIND_NOTICE_M
+        if r.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M:
+            col.label(text=f"Shorter strides: ends {r['behind_source_m']:.1f} m short of the source's path")
         col.label(text=f"Residual help: {r['residual_force_max_n']:.0f} N, "
                        f"{r['residual_moment_nm_mean']:.0f} N m mean moment")
         box = layout.box().column(align=True)

@@ -542,6 +542,10 @@ def test_mapping_rows_detect_save_load_and_panels_draw(registered_addon, tmp_pat
     assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
     after = draw_all()
     assert any(x.startswith("Tempo: x") for x in after) and any(x.startswith("Legs: ") for x in after)
+    assert not any(x.startswith("Shorter strides") for x in after)     # a fresh walk keeps its path
+    report = json.loads(s.last_report)
+    s.last_report = json.dumps(dict(report, behind_source_m=1.26))
+    assert "Shorter strides: ends 1.3 m short of the source's path" in draw_all()
 
 
 class _WM:
