@@ -661,6 +661,7 @@ class SrbSimulator:
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
         self.stride = 1.0           # share of the source's ground speed the body aims for (tired strides)
+        self._takeoff_pace = 1.0    # share of the source's ground speed a flight carries (its take-off's)
         self.lag = np.zeros(3)      # world xy the shortened strides have left the body behind the source
         self._shift_keep = 1.0 - min(1.0, self.dt / LANDING_SHIFT_DECAY)
         self._contact_height = self.s.contact_height * kin_scale(body)
@@ -708,14 +709,20 @@ class SrbSimulator:
         # Where gravity keeps the clock (see _single_support_rate: a run's stances, a dance's falls
         # onto the next step) a tired body shortens its strides instead: it aims for the slowed
         # share of the source's ground speed, and the ground it does not cover accumulates as
-        # ``lag``.  A flight keeps the stride it took off with.  Fresh, the stride is always 1.
+        # ``lag``.  A flight keeps the pace it took off with.  Fresh, the stride is always 1.
         standing_on = sum(f.stance for f in self.feet)
         if 0.0 < rate < 1.0 and standing_on == 1:
             slowed = self._single_support_rate(rate, p_r, r.com_vel * rate)
             self.stride = rate / slowed
+            self._takeoff_pace = rate       # stride x clock: the tempo's share of the source's speed
             rate = slowed
-        elif standing_on and rate > 0.0:
-            self.stride = 1.0
+        elif standing_on and r.contact.any() and rate > 0.0:
+            self.stride = self._takeoff_pace = 1.0
+        elif rate == 1.0 and not r.contact.any():
+            # Taking off and in the air the body keeps the pace it took off with while the
+            # source's clock runs at full rate: its target keeps that pace too (at the stance's
+            # stride it ran ahead, and the landing pulled the body back up to speed).
+            self.stride = self._takeoff_pace
         if self.resting:
             # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
             centre = np.mean([r.ankle[k] + self.feet[k].offset + _qmat(r.foot_rot[k]) @ body.sole_centre

@@ -447,6 +447,28 @@ def test_a_tired_run_shortens_its_strides_where_its_cadence_cannot_slow():
     assert tired.stats["behind_source_m"] > 0.5 and fresh.stats["behind_source_m"] == 0.0
 
 
+def test_a_slowed_run_covers_ground_at_its_tempo_through_its_flights(kin, body):
+    """A slowed run keeps the source's clock in its flights and shortens its strides instead: the
+    body takes off at the tempo's share of the source's speed, so its target must keep that pace
+    in the air too.  It kept the stance's stride (reset to a full one on the step the source's
+    foot left the floor), ran ahead, and every landing pulled the body back up to speed: a run
+    held at tempo 0.8 went at 0.87 of the source's speed."""
+    run = load("run").repeated(6.0)
+    ref = srb.build_reference(run, kin.analyse(run), body)
+    source_speed = np.linalg.norm(ref.com[-1, :2] - ref.com[0, :2]) / ref.duration
+    for tempo in (1.0, 0.8):
+        sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
+        sim.tempo = tempo                 # no fatigue model: the tempo stays where it is set
+        path = []
+        while sim.time < 5.0 and not sim.fallen:
+            sim.step()
+            path.append(sim.p[:2].copy())
+        assert not sim.fallen
+        settled = int(sim.s.rate)         # from 1 s on
+        speed = np.linalg.norm(path[-1] - path[settled]) / ((len(path) - 1 - settled) * sim.dt)
+        assert speed / source_speed == pytest.approx(tempo, abs=0.02)
+
+
 def test_tired_knees_read_either_quaternion_sign_of_the_source():
     """q and -q are one rotation; a source stored with negative-w knee quaternions (other tools,
     other conventions) read as a knee bent the other way round the circle and sank the body."""
