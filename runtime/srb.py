@@ -886,8 +886,13 @@ class SrbSimulator:
                 capacity = self.fatigue.model.residual_capacity[self.limbs.dofs]
                 caps = caps * capacity
                 give = self._limb_give(capacity)
-            applied = self.limbs.step(root_pos, _matrix_to_quat(root_R), self.acc, r.joints,
-                                      r.joint_vel * rate, caps, self.dt, give)
+            # The motors reach their targets by the end of the step, which is where the pose is
+            # recorded: aim at the source's pose there, not where this step began (one step late).
+            ahead = min(self.phase + rate * self.dt, ref.duration)
+            goal = ref.sample(ahead)
+            self._next_sample, self._next_sample_phase = goal, ahead
+            applied = self.limbs.step(root_pos, _matrix_to_quat(root_R), self.acc, goal.joints,
+                                      goal.joint_vel * rate, caps, self.dt, give)
             torque[self.limbs.dofs] = applied
             self._limb_torque += (applied - self._limb_torque) * self._limb_blend
         if self.fatigue is not None and self.books_fatigue:
@@ -912,7 +917,7 @@ class SrbSimulator:
             self.w = self.w + ang * self.dt
             self.q = quat.normalize(quat.multiply(quat.from_rotvec(self.w * self.dt), self.q))
         else:
-            nxt = ref.sample(next_phase)
+            nxt = self._next_sample if self._next_sample_phase == next_phase else ref.sample(next_phase)
             self._next_sample, self._next_sample_phase = nxt, next_phase
             sped = rate > 1.0 and not r.contact.any()
             if sped:
