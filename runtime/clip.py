@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import proxy, quat
+from . import lowpass, proxy, quat
 
 # DeepMimic files are Y-up; rotating +90 degrees about X makes them Z-up (x forward, y left).
 Y_UP_TO_Z_UP = quat.from_axis_angle([1.0, 0.0, 0.0], np.pi / 2)
@@ -151,8 +151,8 @@ class Clip:
 
     # -- derivatives -----------------------------------------------------------------------
     def root_velocity(self) -> np.ndarray:
-        """(T, 3) world linear velocity of the root (central differences)."""
-        return np.gradient(self.root_pos, 1.0 / self.fps, axis=0)
+        """(T, 3) world linear velocity of the root (runtime.lowpass: capture noise not amplified)."""
+        return lowpass.derivative(self.root_pos, self.fps)
 
     def root_angular_velocity(self) -> np.ndarray:
         """(T, 3) world angular velocity of the root."""
@@ -164,8 +164,9 @@ class Clip:
 
 
 def angular_velocity(q: np.ndarray, fps: float, world: bool) -> np.ndarray:
-    """Angular velocity (rad/s) of rotations q sampled at fps along axis 0 (central differences):
-    in the world frame, or in each rotation's own (child) frame."""
+    """Angular velocity (rad/s) of rotations q sampled at fps along axis 0 (central differences,
+    low-passed like every rate of change of the source: runtime.lowpass): in the world frame, or
+    in each rotation's own (child) frame."""
     q = quat.make_continuous(q)
     nxt = np.concatenate([q[1:], q[-1:]], axis=0)
     prv = np.concatenate([q[:1], q[:-1]], axis=0)
@@ -176,7 +177,7 @@ def angular_velocity(q: np.ndarray, fps: float, world: bool) -> np.ndarray:
         d = quat.multiply(nxt, quat.conjugate(prv))
     else:
         d = quat.multiply(quat.conjugate(prv), nxt)
-    return quat.to_rotvec(d) * (fps / span)
+    return lowpass.smooth(quat.to_rotvec(d) * (fps / span), fps)
 
 
 def joint_dof_angles(clip: Clip) -> np.ndarray:

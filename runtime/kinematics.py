@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import proxy, quat, repeatable
+from . import lowpass, proxy, quat, repeatable
 from .clip import Clip
 
 # Tolerances for a 1.62 m proxy; scaled with the proxy's height.
@@ -187,7 +187,7 @@ class Kinematics:
         sole_z = sole[..., 2]
         clearance = sole_z.min(axis=2) - floor
         foot_low = clearance < reach
-        corner_speed = np.linalg.norm(np.gradient(sole[..., :2], 1.0 / clip.fps, axis=0), axis=-1)
+        corner_speed = np.linalg.norm(lowpass.derivative(sole[..., :2], clip.fps), axis=-1)
         pivot = sole_z.argmin(axis=2)[..., None]
         pivot_speed = np.take_along_axis(corner_speed, pivot, axis=2)[..., 0]
         still = pivot_speed < FOOT_STILL_SPEED * self.scale
@@ -229,8 +229,7 @@ def _supported_flights(contact: np.ndarray, com_z: np.ndarray, clearance: np.nda
     airborne = ~contact.any(axis=1)
     if not airborne.any():
         return contact
-    dt = 1.0 / fps
-    acc = np.gradient(np.gradient(com_z, dt), dt)
+    acc = lowpass.derivative(lowpass.derivative(com_z, fps), fps)
     width = max(1, int(round(0.1 * fps)))
     if width > 1 and len(acc) >= width:
         acc = np.convolve(np.pad(acc, (width // 2, width - 1 - width // 2), mode="edge"),

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import quadprog
 
-from . import proxy, quat, repeatable
+from . import lowpass, proxy, quat, repeatable
 from .clip import Y_UP_TO_Z_UP, Clip, angular_velocity
 from .kinematics import ClipKinematics, Kinematics
 
@@ -135,6 +135,7 @@ class Reference:
     floor: float
     standing_com: float       # COM height above the floor when standing upright
     restful: np.ndarray       # (T,) frames where a tired character can stop and rest
+    ballistic: np.ndarray     # (T,) ground frames tied to a flight: its push-off and its landing
     support_reach: float      # largest horizontal COM-to-stance-ankle distance the clip itself uses
 
     @property
@@ -192,10 +193,10 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     """Centroidal reference of a clip: COM, momentum-consistent orientation, feet, contacts."""
     dt = 1.0 / clip.fps
     com = ck.com
-    com_vel = np.gradient(com, dt, axis=0)
-    com_acc = np.gradient(com_vel, dt, axis=0)
+    com_vel = lowpass.derivative(com, clip.fps)
+    com_acc = lowpass.derivative(com_vel, clip.fps)
     m = ck.link_mass
-    link_vel = np.gradient(ck.link_pos, dt, axis=0)
+    link_vel = lowpass.derivative(ck.link_pos, clip.fps)
     link_w = angular_velocity(ck.link_rot, clip.fps, world=True)
     # Angular momentum about the COM: point masses plus each link's spin.
     r = ck.link_pos - com[:, None]
@@ -225,7 +226,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
         rot[t + 1] = q
     rot = quat.make_continuous(rot)
     ang_vel = angular_velocity(rot, clip.fps, world=True)
-    ang_acc = np.gradient(ang_vel, dt, axis=0)
+    ang_acc = lowpass.derivative(ang_vel, clip.fps)
     inv = quat.conjugate(rot)
     root_offset = quat.rotate(inv, clip.root_pos - com)
     root_rel = quat.multiply(inv, clip.root_rot)
@@ -238,19 +239,55 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     hips = ck.joint_pos[:, [ck.link_names.index(f"{s}_hip") for s in SIDES]].mean(axis=1)
     over_feet = np.linalg.norm((hips - ankle.mean(axis=1))[:, :2], axis=1) < REST_HIP_OFFSET * kin_scale(body)
     restful = both & (com[:, 2] - ck.floor_height >= 0.95 * standing) & over_feet
+    ballistic = _ballistic_stance(ck.foot_contact, com_vel[:, 2], clip.fps)
     reach = np.linalg.norm((com[:, None, :2] - ankle[:, :, :2]), axis=2)          # (T, 2)
     reach = np.where(ck.foot_contact, reach, np.inf).min(axis=1)
     support_reach = float(reach[np.isfinite(reach)].max()) if np.isfinite(reach).any() else 0.5
     return Reference(
         clip=clip, kin=ck, com=com, com_vel=com_vel, com_acc=com_acc, rot=rot, ang_vel=ang_vel,
-        ang_acc=ang_acc, momentum_rate=np.gradient(L, dt, axis=0), root_offset=root_offset, root_rel=quat.make_continuous(root_rel),
+        ang_acc=ang_acc, momentum_rate=lowpass.derivative(L, clip.fps), root_offset=root_offset, root_rel=quat.make_continuous(root_rel),
         # PyBullet hands back link rotations with either sign: sampling between two frames of
         # opposite sign blended a foot through a half turn (tired takes, off-frame phases).
         ankle=ankle, foot_rot=quat.make_continuous(ck.link_rot[:, idx]), contact=ck.foot_contact,
-        floor=ck.floor_height, standing_com=standing, restful=restful, support_reach=support_reach,
+        floor=ck.floor_height, standing_com=standing, restful=restful, ballistic=ballistic,
+        support_reach=support_reach,
     )
 
 
+def _ballistic_stance(contact: np.ndarray, com_vel_z: np.ndarray, fps: float) -> np.ndarray:
+    """Ground frames whose timing a flight dictates: the push that launches it (the centre of
+    mass rising into the take-off) and the landing that absorbs it (still falling after
+    touchdown).
+
+    Why: a tired body slows its ground phases, but a push played in slow motion launches
+    nothing (its acceleration scales with the tempo squared) and a landing played slowly has to
+    stop the body's full falling speed in a fraction of the distance.  Tired jumps vanished at
+    60 % of the legs' capacity while the legs could still have jumped 80 % as high.  Here the
+    clock runs at the source's rate, like in the air; the tempo shows in the stances between."""
+    out = np.zeros(len(contact), dtype=bool)
+    air = ~contact.any(axis=1)
+    both = contact.all(axis=1)
+    span = max(1, int(round(BALLISTIC_STANCE * fps)))
+    feet_moment = max(1, int(round(TWO_FOOTED_WITHIN * fps)))
+    for t in np.flatnonzero(air[1:] & ~air[:-1]) + 1:        # take-offs: push before them
+        if not both[max(0, t - feet_moment):t].any():
+            continue                                          # a hop or a running stride
+        u = t - 1
+        while u >= max(0, t - span) and not air[u] and com_vel_z[u] > 0.0:
+            out[u] = True
+            u -= 1
+    for t in np.flatnonzero(~air[1:] & air[:-1]) + 1:        # touchdowns: absorb after them
+        if not both[t:t + feet_moment].any():
+            continue
+        u = t
+        while u < min(len(out), t + span) and not air[u] and com_vel_z[u] < 0.0:
+            out[u] = True
+            u += 1
+    return out
+
+
+BALLISTIC_STANCE = 0.25   # s: the longest push-off or landing absorption a flight dictates (a slower rise or sink is a choice)
+TWO_FOOTED_WITHIN = 0.1   # s: a take-off or landing with both feet down this close to it is a jump's
 MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
 SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully
 MAX_FLIGHT_RATE = 3.0      # the source's flight plays at most this much faster when the body lands sooner
@@ -261,6 +298,7 @@ LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the bo
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
 MAX_GIVE_RATE = 0.5        # rad/s: how fast a tired joint's yield can change
 MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
+MAX_KNEE_GIVE = 0.25       # rad (about 15 deg): ... a knee under the body (deeper costs it more, not less)
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
@@ -604,10 +642,10 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
         measuring = _replace(body, tau_max=generous)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = SrbSimulator(ref, measuring, None, settings, limbs=limbs)
-    sim.peak_torque = np.zeros(len(body.tau_max))
+    peak = np.zeros(len(body.tau_max))
     while sim.phase < ref.duration - 1e-9 and not sim.fallen and sim.time < 3.0 * ref.duration + 1.0:
         sim.step()
-    peak = sim.peak_torque.copy()
+        np.maximum(peak, np.abs(sim.torque), out=peak)
     for right, left in proxy.mirrored_dofs():
         peak[right] = peak[left] = max(peak[right], peak[left])
     return np.maximum(body.tau_max, margin * peak)
@@ -680,7 +718,6 @@ class SrbSimulator:
         self.books_fatigue = True   # False: another simulator applies the torques and books them
         self.p_target, self.v_target = self.p.copy(), self.v.copy()   # the step's COM target
         self._leg_dofs = body.leg_dofs.ravel()
-        self.peak_torque = None     # set to zeros to track the largest |torque| per DoF
         # A policy (runtime.policy) corrects the rule every control step: swing-foot landing
         # shifts and a COM velocity target shift, world xy; zero without one.
         self.controller = None
@@ -704,6 +741,8 @@ class SrbSimulator:
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
+        i, a = ref.index(phase)
+        launching = 0.0 < rate < 1.0 and bool(ref.ballistic[i + (1 if a > 0.5 else 0)])
         self._update_sag(r)
         p_r = self.com_target(r)
         # Where gravity keeps the clock (see _single_support_rate: a run's stances, a dance's falls
@@ -711,7 +750,12 @@ class SrbSimulator:
         # share of the source's ground speed, and the ground it does not cover accumulates as
         # ``lag``.  A flight keeps the pace it took off with.  Fresh, the stride is always 1.
         standing_on = sum(f.stance for f in self.feet)
-        if 0.0 < rate < 1.0 and standing_on == 1:
+        if launching:
+            # A push-off or a landing keeps the flight's clock (see _ballistic_stance): the
+            # tempo shows as shorter strides, and a weaker push makes the flight lower.
+            self.stride = self._takeoff_pace = rate
+            rate = 1.0
+        elif 0.0 < rate < 1.0 and standing_on == 1:
             slowed = self._single_support_rate(rate, p_r, r.com_vel * rate)
             self.stride = rate / slowed
             self._takeoff_pace = rate       # stride x clock: the tempo's share of the source's speed
@@ -898,8 +942,6 @@ class SrbSimulator:
         if self.fatigue is not None and self.books_fatigue:
             torque = self.fatigue.step_torque(torque, body.tau_max, self.time, self.dt)
         self.torque = torque
-        if self.peak_torque is not None:
-            np.maximum(self.peak_torque, np.abs(torque), out=self.peak_torque)
         self.load_avg += (np.minimum(np.abs(torque) * body.tau_max_inv, 1.0) - self.load_avg) * self._load_blend
 
         # Dynamics: semi-implicit Euler of the COM (and of the rotation when simulated).
@@ -967,7 +1009,7 @@ class SrbSimulator:
 
     def _update_sag(self, r: "RefSample") -> None:
         """Effort economy in the legs: each tired knee yields to the load it carries like a limb
-        joint does (economy * load * (1/RC^2 - 1), at most MAX_GIVE, changing at most
+        joint does (economy * load * (1/RC^2 - 1), at most MAX_KNEE_GIVE, changing at most
         MAX_GIVE_RATE), and the body sinks by what the two yields take off the legs' length at
         the source's knee angle (averaged over both legs).
 
@@ -975,7 +1017,9 @@ class SrbSimulator:
         as tall as a fresh one.  Fatigued muscle is less stiff (leg stiffness drops with fatigue
         in hopping and running): under the same load a tired knee bends further.  The deeper
         stance costs the knees more torque, which the fatigue model books; the cap keeps that
-        loop bounded.  Rests stand tall regardless (see step)."""
+        loop bounded (at MAX_GIVE, 30 degrees, a tired dancer's knee on one leg sank until the
+        leg gave way: unlike an arm, a knee under the body holds more the further it yields).
+        Rests stand tall regardless (see step)."""
         economy = self.s.effort_economy
         if self.fatigue is None or economy <= 0.0:
             return
@@ -986,7 +1030,7 @@ class SrbSimulator:
         for k in range(2):
             dof = body.leg_dofs[k][3]
             capacity = max(float(rc[dof]), 0.05)
-            give = min(economy * float(self.load_avg[dof]) * (1.0 / (capacity * capacity) - 1.0), MAX_GIVE)
+            give = min(economy * float(self.load_avg[dof]) * (1.0 / (capacity * capacity) - 1.0), MAX_KNEE_GIVE)
             self._knee_give[k] += min(max(give - self._knee_give[k], -step), step)
             q = r.joints[self._knee_slots[k]]
             bend = 2.0 * repeatable.arctan2(abs(q[2]), abs(q[3]))   # either quaternion sign

@@ -414,12 +414,14 @@ def test_tired_knees_bend_under_the_body_gradually_and_the_deeper_stance_costs_t
     economical = simulate.simulate(jump, sched, seconds=6.0, out_fps=30)
     stubborn = simulate.simulate(jump, sched, seconds=6.0, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0))
     assert not economical.fell and not stubborn.fell
-    assert metrics.knee_flexion_gain_deg(economical, stubborn) > 2.0
+    gain = metrics.knee_flexion_gain_deg(economical, stubborn)
+    assert gain > 2.0
     both = economical.contacts.all(axis=1), stubborn.contacts.all(axis=1)
     assert economical.com[both[0], 2].mean() < stubborn.com[both[1], 2].mean() - 0.005
-    # Gradually, at the pace of fatigue: nothing to speak of in the first second.
+    # Gradually, at the pace of fatigue: little of it in the first second (these legs tire fast:
+    # fitness 0.15 at 40x, so the first second already holds a few percent of the take's gain).
     first = metrics.knee_flexion_series(economical)[:30] - metrics.knee_flexion_series(stubborn)[:30]
-    assert abs(first.mean()) < 0.5
+    assert abs(first.mean()) < 0.15 * gain
     names = [j.name for j in proxy.DEFAULT_JOINTS]
     offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
     knees = [offsets[names.index(n)] for n in ("right_knee", "left_knee")]
@@ -485,3 +487,51 @@ def test_tired_knees_read_either_quaternion_sign_of_the_source():
     b = simulate.simulate(replace(jump, joint_rots=joints), sched, seconds=4.0, out_fps=30)
     assert a.frames == b.frames
     assert np.abs(a.com - b.com).max() < 1e-9
+
+
+def test_a_jittery_high_rate_capture_walks_on_its_path():
+    """Raw optical capture at 120 fps carries frame-to-frame jitter.  Differenced twice it swamped
+    the centre-of-mass acceleration and the feet never counted as still: the walk drifted 0.2 to
+    0.8 m off its path.  Rates of change are low-passed (runtime.lowpass)."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(7)
+    walk = load("walk").repeated(4.0).resampled(120.0)
+    jitter = quat.from_rotvec(rng.normal(0.0, math.radians(1.0), walk.joint_rots.shape[:-1] + (3,)))
+    noisy = replace(walk, loop=False, joint_rots=quat.multiply(walk.joint_rots, jitter),
+                    root_pos=walk.root_pos + rng.normal(0.0, 0.003, walk.root_pos.shape))
+    take = simulate.simulate(noisy, None, out_fps=30)
+    assert not take.fell
+    assert metrics.root_error_m(take, noisy) < 0.02
+
+
+def test_a_slowed_jumper_still_pushes_off_and_lands_at_the_source_s_pace(kin, body):
+    """A push played in slow motion launches nothing (its acceleration scales with the tempo
+    squared): tired jumps vanished while the legs could still have jumped most of the height.
+    The push into a flight and the landing out of it keep the source's clock; the stances
+    between them take the tempo."""
+    jump = load("jump").repeated(4.0)
+    ref = srb.build_reference(jump, kin.analyse(jump), body)
+    assert ref.ballistic.any() and not ref.ballistic[~ref.contact.any(axis=1)].any()
+    apex = {}
+    for tempo in (1.0, 0.5):
+        sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
+        sim.tempo = tempo                 # no fatigue model: the tempo stays where it is set
+        top = []
+        while sim.phase < 3.4 and not sim.fallen:
+            sim.step()
+            top.append(sim.p[2])
+        assert not sim.fallen
+        apex[tempo] = max(top) - ref.com[0, 2]
+    assert apex[1.0] > 0.1
+    assert apex[0.5] > 0.9 * apex[1.0]
+
+
+def test_a_tired_dancer_on_one_leg_does_not_sink_until_it_gives_way():
+    """Tired knees bend under the body, but a knee under the body holds more the further it
+    yields: allowed an arm's 30 degrees, a tired dancer's standing knee sank until the leg gave
+    way (dance_b, tired, at 10.7 s)."""
+    dance = load("dance_b")
+    take = simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=12.0,
+                             out_fps=30)
+    assert not take.fell
