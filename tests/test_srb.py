@@ -449,6 +449,19 @@ def test_a_tired_run_shortens_its_strides_where_its_cadence_cannot_slow():
     assert tired.stats["behind_source_m"] > 0.5 and fresh.stats["behind_source_m"] == 0.0
 
 
+def _com_path_at_tempo(ref, body, tempo: float, until_phase: float):
+    """The SRB's centre of mass after every step of ``ref`` played at a held ``tempo`` (no fatigue
+    model: the tempo stays where it is set) up to ``until_phase``, and the step length."""
+    sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
+    sim.tempo = tempo
+    path = []
+    while sim.phase < until_phase and not sim.fallen:
+        sim.step()
+        path.append(sim.p.copy())
+    assert not sim.fallen
+    return np.array(path), sim.dt
+
+
 def test_a_slowed_run_covers_ground_at_its_tempo_through_its_flights(kin, body):
     """A slowed run keeps the source's clock in its flights and shortens its strides instead: the
     body takes off at the tempo's share of the source's speed, so its target must keep that pace
@@ -459,15 +472,9 @@ def test_a_slowed_run_covers_ground_at_its_tempo_through_its_flights(kin, body):
     ref = srb.build_reference(run, kin.analyse(run), body)
     source_speed = np.linalg.norm(ref.com[-1, :2] - ref.com[0, :2]) / ref.duration
     for tempo in (1.0, 0.8):
-        sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
-        sim.tempo = tempo                 # no fatigue model: the tempo stays where it is set
-        path = []
-        while sim.time < 5.0 and not sim.fallen:
-            sim.step()
-            path.append(sim.p[:2].copy())
-        assert not sim.fallen
-        settled = int(sim.s.rate)         # from 1 s on
-        speed = np.linalg.norm(path[-1] - path[settled]) / ((len(path) - 1 - settled) * sim.dt)
+        path, dt = _com_path_at_tempo(ref, body, tempo, until_phase=4.0)
+        settled = int(round(1.0 / dt))    # from 1 s on
+        speed = np.linalg.norm(path[-1, :2] - path[settled, :2]) / ((len(path) - 1 - settled) * dt)
         assert speed / source_speed == pytest.approx(tempo, abs=0.02)
 
 
@@ -515,14 +522,8 @@ def test_a_slowed_jumper_still_pushes_off_and_lands_at_the_source_s_pace(kin, bo
     assert ref.ballistic.any() and not ref.ballistic[~ref.contact.any(axis=1)].any()
     apex = {}
     for tempo in (1.0, 0.5):
-        sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
-        sim.tempo = tempo                 # no fatigue model: the tempo stays where it is set
-        top = []
-        while sim.phase < 3.4 and not sim.fallen:
-            sim.step()
-            top.append(sim.p[2])
-        assert not sim.fallen
-        apex[tempo] = max(top) - ref.com[0, 2]
+        path, _ = _com_path_at_tempo(ref, body, tempo, until_phase=3.4)
+        apex[tempo] = path[:, 2].max() - ref.com[0, 2]
     assert apex[1.0] > 0.1
     assert apex[0.5] > 0.9 * apex[1.0]
 
