@@ -147,6 +147,11 @@ class Reference:
         i = min(int(x), self.clip.frames - 2)
         return i, x - i
 
+    def frame(self, phase: float) -> int:
+        """The clip frame nearest to ``phase`` (for per-frame flags: contact, restful, ballistic)."""
+        i, a = self.index(phase)
+        return i + (1 if a > 0.5 else 0)
+
     def sample(self, phase: float) -> "RefSample":
         """Everything the controller reads at ``phase``, from two packed tables (one lerp each)."""
         tables = self.__dict__.get("_tables")
@@ -741,8 +746,7 @@ class SrbSimulator:
         rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
-        i, a = ref.index(phase)
-        launching = 0.0 < rate < 1.0 and bool(ref.ballistic[i + (1 if a > 0.5 else 0)])
+        launching = 0.0 < rate < 1.0 and bool(ref.ballistic[ref.frame(phase)])
         self._update_sag(r)
         p_r = self.com_target(r)
         # Where gravity keeps the clock (see _single_support_rate: a run's stances, a dance's falls
@@ -1142,8 +1146,7 @@ class SrbSimulator:
         # Rest where a person would: both feet down, upright, hips over the feet (until then the
         # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
         # motion that never offers such a moment would otherwise carry the body until it falls.
-        i, a = self.ref.index(self.phase)
-        restful = bool(self.ref.restful[i + (1 if a > 0.5 else 0)]) or rc_eff < s.exhausted_rc
+        restful = bool(self.ref.restful[self.ref.frame(self.phase)]) or rc_eff < s.exhausted_rc
         if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and (self.phase >= self._no_rest_before or ended):
             self.resting = True
             self._rest_best, self._rest_best_time = float(rc.min()), self.time
