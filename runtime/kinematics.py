@@ -6,6 +6,8 @@ level, estimated from its lowest points), and a foot must also be nearly still t
 """
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +73,6 @@ class Kinematics:
         self._floor = None
         self._floor_height = None
         self._sole = _SOLE * self.scale
-        self._fk_cache: dict[bytes, tuple] = {}   # pose bytes -> link frames (last analysed clip)
 
     def close(self):
         if self.client is not None:
@@ -151,23 +152,13 @@ class Kinematics:
         sole = np.empty((T, 2, 4, 3))
         root_pos, root_rot = clip.root_pos.tolist(), clip.root_rot.tolist()
         values = self._joint_values(clip.joint_rots)
-        # Poses met before (the calibration's two cycles are the first frames of the take) keep
-        # their link frames: forward kinematics of the same pose gives the same numbers.
-        keys = [clip.root_pos[t].tobytes() + clip.root_rot[t].tobytes() + clip.joint_rots[t].tobytes()
-                for t in range(T)]
-        cache = self._fk_cache
         p, c, body, links = self.p, self.client, self.body, self.link_index
         for t in range(T):
-            hit = cache.get(keys[t])
-            if hit is not None:
-                link_pos[t], link_rot[t], joint_pos[t] = hit
-                continue
             self._set_pose_values(root_pos[t], root_rot[t], values[t])
             states = p.getLinkStates(body, links, physicsClientId=c)
             link_pos[t] = [s[0] for s in states]
             link_rot[t] = [s[1] for s in states]
             joint_pos[t] = [s[4] for s in states]
-        self._fk_cache = {k: (link_pos[t], link_rot[t], joint_pos[t]) for t, k in enumerate(keys)}
         for k, name in enumerate(proxy.FOOT_LINKS):
             j = self.link_names.index(name)
             sole[:, k] = link_pos[:, j, None] + quat.rotate(link_rot[:, j, None], self._sole[None])
@@ -198,6 +189,31 @@ class Kinematics:
                                                     SLIDING_FOOT_REACH * reach), flicker)
         return ClipKinematics(self.link_names, link_pos, link_rot, joint_pos, self.link_mass, self.link_inertia,
                               com, sole, floor, touching, foot_contact, fps=clip.fps)
+
+
+SHARED_CLIENTS = 4   # Kinematics kept open per thread (one per character size met lately)
+_shared = threading.local()
+
+
+def shared(height: float = proxy.DEFAULT_HEIGHT, plan=None) -> Kinematics:
+    """An open Kinematics for this height and proportions, kept for later calls in this thread
+    (and process): don't close it.
+
+    Why: opening a PyBullet client and loading the proxy costs about 20 ms, a tenth of a 10 s
+    SRB take, and a batch bakes take after take of the same character.  Per thread, since a
+    client is not safe to share between threads (Blender bakes in the background); per process,
+    since a forked worker must not use its parent's."""
+    if getattr(_shared, "pid", None) != os.getpid():
+        _shared.pid, _shared.clients = os.getpid(), {}
+    clients = _shared.clients
+    key = (float(height), None if plan is None else plan.key())
+    kin = clients.pop(key, None)
+    if kin is None or kin.client is None:
+        kin = Kinematics(height, plan)
+    clients[key] = kin                      # the most recently used last
+    while len(clients) > SHARED_CLIENTS:
+        clients.pop(next(iter(clients))).close()
+    return kin
 
 
 def _sustained(mask: np.ndarray, min_frames: int) -> np.ndarray:

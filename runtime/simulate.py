@@ -14,9 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import control, proxy, quat, srb
+from . import control, kinematics, proxy, quat, srb
 from .clip import Clip
-from .kinematics import Kinematics
 from .limbs import LimbSimulator
 from .policy import CONTROL_RATE
 from .anthropometry import BodyPlan
@@ -93,16 +92,16 @@ def simulate(
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
     wall0 = _time.perf_counter()
-    with Kinematics(height, plan) as kin:
-        ck = kin.analyse(source)
-        body = srb.body_from_proxy(kin, mass)
-        ref = srb.build_reference(source, ck, body)
-        model = ScheduledModel(schedule) if schedule is not None else None
-        if model is not None and schedule.dofs != len(body.tau_max):
-            raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
-        floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
-        if tau_max is None and not floor_work:
-            tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, kin, plan)
+    kin = kinematics.shared(height, plan)
+    ck = kin.analyse(source)
+    body = srb.body_from_proxy(kin, mass)
+    ref = srb.build_reference(source, ck, body)
+    model = ScheduledModel(schedule) if schedule is not None else None
+    if model is not None and schedule.dofs != len(body.tau_max):
+        raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
+    floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
+    if tau_max is None and not floor_work:
+        tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan)
     if tau_max is not None:
         tau_max = np.asarray(tau_max, dtype=np.float64)
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
@@ -221,19 +220,13 @@ def attach_policy(sim: srb.SrbSimulator, policy) -> None:
 
 
 def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float,
-               mass: float, with_limbs: bool, kin: Kinematics | None = None, plan=None) -> np.ndarray:
-    """Strength from a fresh pass.  Loop cycles repeat, so two cycles tell as much as twenty.
-    ``kin``: an open Kinematics of the same height to analyse on (one is opened if None)."""
-    if clip.loop and source.duration > 2.0 * clip.duration + 1e-9:
-        short = clip.repeated(2.0 * clip.duration)
-        if kin is None:
-            with Kinematics(height, plan) as own:
-                ref = srb.build_reference(short, own.analyse(short), body)
-        else:
-            ref = srb.build_reference(short, kin.analyse(short), body)
+               mass: float, with_limbs: bool, plan=None) -> np.ndarray:
+    """Strength from a fresh pass over ``ref`` (the take's own reference).  Loop cycles repeat,
+    so two cycles tell as much as twenty: a looping source stops there."""
+    until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
     limbs = LimbSimulator(height, rate=limb_rate_for(settings.rate), mass=mass, plan=plan) if with_limbs else None
     try:
-        return srb.calibrate_tau_max(ref, body, settings, limbs=limbs)
+        return srb.calibrate_tau_max(ref, body, settings, limbs=limbs, until=until)
     finally:
         if limbs is not None:
             limbs.close()

@@ -154,6 +154,16 @@ class Reference:
 
     def sample(self, phase: float) -> "RefSample":
         """Everything the controller reads at ``phase``, from two packed tables (one lerp each)."""
+        vec, quats = self._packed()
+        i, a = self.index(phase)
+        v = vec[i] + a * (vec[i + 1] - vec[i])
+        q = quats[i] + a * (quats[i + 1] - quats[i])
+        q /= np.sqrt((q * q).sum(axis=1))[:, None]
+        return RefSample(v, q, self.contact[i + (1 if a > 0.5 else 0)])
+
+    def _packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """The two tables sample() interpolates (built once): every vector field side by side,
+        every quaternion field side by side."""
         tables = self.__dict__.get("_tables")
         if tables is None:
             vec = np.concatenate([self.com, self.com_vel, self.com_acc, self.ang_vel, self.momentum_rate,
@@ -164,12 +174,19 @@ class Reference:
                                              axis=1), quat.make_continuous(self.clip.joint_rots)], axis=1)
             tables = (vec, quats)
             object.__setattr__(self, "_tables", tables)
-        vec, quats = tables
-        i, a = self.index(phase)
-        v = vec[i] + a * (vec[i + 1] - vec[i])
-        q = quats[i] + a * (quats[i + 1] - quats[i])
-        q /= np.sqrt((q * q).sum(axis=1))[:, None]
-        return RefSample(v, q, self.contact[i + (1 if a > 0.5 else 0)])
+        return tables
+
+    def samples(self, phases: np.ndarray) -> "RefSample":
+        """sample() at many phases at once: every field gains a leading axis of len(phases)."""
+        vec, quats = self._packed()
+        phases = np.asarray(phases, dtype=np.float64)
+        x = np.clip(phases * self.clip.fps, 0.0, self.clip.frames - 1.0)
+        i = np.minimum(x.astype(np.int64), self.clip.frames - 2)
+        a = x - i
+        v = vec[i] + a[:, None] * (vec[i + 1] - vec[i])
+        q = quats[i] + a[:, None, None] * (quats[i + 1] - quats[i])
+        q /= np.sqrt((q * q).sum(axis=-1))[..., None]
+        return RefSample(v, q, self.contact[i + (a > 0.5)], batch=True)
 
     def next_contact_start(self, side: int, phase: float) -> float | None:
         """Phase at which the foot's next reference stance begins (None if never)."""
@@ -185,13 +202,18 @@ class RefSample:
     __slots__ = ("com", "com_vel", "com_acc", "ang_vel", "momentum_rate", "root_offset", "ankle",
                  "rot", "root_rel", "foot_rot", "joints", "joint_vel", "contact")
 
-    def __init__(self, v: np.ndarray, q: np.ndarray, contact: np.ndarray):
+    def __init__(self, v: np.ndarray, q: np.ndarray, contact: np.ndarray, batch: bool = False):
+        if batch:   # many phases (Reference.samples): the same layout behind a leading axis
+            v, q = v.T, np.moveaxis(q, 0, -1)
         self.com, self.com_vel, self.com_acc = v[0:3], v[3:6], v[6:9]
         self.ang_vel, self.momentum_rate, self.root_offset = v[9:12], v[12:15], v[15:18]
-        self.ankle = v[18:24].reshape(2, 3)
-        self.joint_vel = v[26:].reshape(-1, 3)   # local angular velocity of every joint
+        self.ankle = v[18:24].reshape((2, 3) + v.shape[1:])
+        self.joint_vel = v[26:].reshape((-1, 3) + v.shape[1:])   # local angular velocity of every joint
         self.rot, self.root_rel, self.foot_rot, self.joints = q[0], q[1], q[2:4], q[4:]
         self.contact = contact
+        if batch:
+            for name in self.__slots__[:-1]:
+                setattr(self, name, np.moveaxis(getattr(self, name), -1, 0))
 
 
 def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
@@ -504,26 +526,84 @@ KNEE_AXIS = np.array([0.0, 0.0, 1.0])   # revolute axis of the knee in its link 
 LEG_DOWN = np.array([0.0, -1.0, 0.0])   # thigh and shin direction in their link frames (URDF Y-up)
 
 
+def _mv(M: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """M @ v over leading axes ((..., 3, 3) by (..., 3)), as element-wise products and sums (no
+    BLAS kernel whose choice could change the last bit)."""
+    return M[..., 0] * v[..., 0, None] + M[..., 1] * v[..., 1, None] + M[..., 2] * v[..., 2, None]
+
+
+def _mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A @ B over leading axes ((..., 3, 3) each), element-wise like _mv."""
+    return (A[..., :, 0, None] * B[..., None, 0, :] + A[..., :, 1, None] * B[..., None, 1, :]
+            + A[..., :, 2, None] * B[..., None, 2, :])
+
+
+def _mtm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A^T @ B over leading axes."""
+    return _mm(np.swapaxes(A, -1, -2), B)
+
+
 def leg_ik(body: Body, side: int, root_pos, root_R, q_hip_ref, ankle_target, foot_R_target):
     """Hip, knee angle and ankle local rotation putting the ankle at ``ankle_target`` with the foot
     oriented ``foot_R_target``.  The knee angle follows from the hip-ankle distance; the hip keeps
-    the reference's twist and knee plane and swings minimally onto the target."""
-    hip = root_pos + root_R @ body.hip[side]
-    to_target = ankle_target - hip
-    d = float(np.sqrt(to_target @ to_target))
+    the reference's twist and knee plane and swings minimally onto the target.  Vectorised over
+    leading axes (one pose or a whole take's frames)."""
+    root_R = np.asarray(root_R, dtype=np.float64)
+    hip = np.asarray(root_pos, dtype=np.float64) + _mv(root_R, body.hip[side])
+    to_target = np.asarray(ankle_target, dtype=np.float64) - hip
     l1, l2 = body.thigh, body.shin
-    d = min(max(d, abs(l1 - l2) + 1e-6), l1 + l2 - 1e-6)
-    # numpy's arccos (its bits differ from math.acos); math.cos / math.sin match numpy's.
-    interior = float(repeatable.arccos(min(max((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0), 1.0)))
+    d = np.clip(np.sqrt((to_target * to_target).sum(axis=-1)), abs(l1 - l2) + 1e-6, l1 + l2 - 1e-6)
+    interior = repeatable.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0, 1.0))
     knee = -(np.pi - interior)                       # DeepMimic knees flex to negative angles
-    W_hip_ref = root_R @ _qmat(q_hip_ref)
-    c, s_ = math.cos(knee), math.sin(knee)
-    Rk = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])   # about the knee's local z
-    ankle_now = W_hip_ref @ (l1 * LEG_DOWN + Rk @ (l2 * LEG_DOWN))
-    W_hip = _rotation_matrix_between(ankle_now, to_target) @ W_hip_ref
-    q_hip = _matrix_to_quat(root_R.T @ W_hip)
-    q_ankle = _matrix_to_quat((W_hip @ Rk).T @ foot_R_target)
+    W_hip_ref = _mm(root_R, quat.to_matrix(q_hip_ref))
+    c, s_ = repeatable.cos(knee), repeatable.sin(knee)
+    zero, one = np.zeros_like(c), np.ones_like(c)
+    Rk = np.stack([np.stack([c, -s_, zero], -1), np.stack([s_, c, zero], -1),
+                   np.stack([zero, zero, one], -1)], -2)   # about the knee's local z
+    shin = l2 * Rk[..., :, 1] * LEG_DOWN[1]          # Rk @ (l2 * LEG_DOWN): LEG_DOWN is -y
+    ankle_now = _mv(W_hip_ref, shin + l1 * LEG_DOWN)
+    W_hip = _mm(_rotation_matrices_between(ankle_now, to_target), W_hip_ref)
+    q_hip = _matrices_to_quats(_mtm(root_R, W_hip))
+    q_ankle = _matrices_to_quats(_mtm(_mm(W_hip, Rk), np.asarray(foot_R_target, dtype=np.float64)))
     return q_hip, knee, q_ankle
+
+
+def _rotation_matrices_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Matrices of the minimal rotations taking directions a to directions b (Rodrigues), over
+    leading axes."""
+    a = a / np.sqrt((a * a).sum(axis=-1))[..., None]
+    b = b / np.sqrt((b * b).sum(axis=-1))[..., None]
+    v = _cross(a, b)
+    c = (a * b).sum(axis=-1)
+    zero = np.zeros_like(c)
+    K = np.stack([np.stack([zero, -v[..., 2], v[..., 1]], -1), np.stack([v[..., 2], zero, -v[..., 0]], -1),
+                  np.stack([-v[..., 1], v[..., 0], zero], -1)], -2)
+    opposite = c < -0.999999
+    out = _EYE3 + K + _mm(K, K) * (1.0 / np.where(opposite, 1.0, 1.0 + c))[..., None, None]
+    if opposite.any():   # half turns: any axis normal to a
+        for i in zip(*np.nonzero(opposite)):
+            out[i] = _qmat(_rotation_between(a[i], b[i]))
+    return out
+
+
+def _matrices_to_quats(R: np.ndarray) -> np.ndarray:
+    """Unit quaternions (x, y, z, w) of rotation matrices over leading axes (Shepperd's method:
+    each from its largest of trace and diagonal, so no division by a small number)."""
+    r00, r11, r22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
+    tr = r00 + r11 + r22
+    case = np.where(tr > 0, 0, np.where((r00 > r11) & (r00 > r22), 1, np.where(r11 > r22, 2, 3)))
+    radicand = np.choose(case, [tr + 1.0, 1.0 + r00 - r11 - r22, 1.0 + r11 - r00 - r22, 1.0 + r22 - r00 - r11])
+    s = 2.0 * np.sqrt(np.maximum(radicand, 1e-300))
+    d21, d02, d10 = R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]
+    s01, s02, s12 = R[..., 0, 1] + R[..., 1, 0], R[..., 0, 2] + R[..., 2, 0], R[..., 1, 2] + R[..., 2, 1]
+    quarter = 0.25 * s
+    q = np.stack([
+        np.choose(case, [d21 / s, quarter, s01 / s, s02 / s]),
+        np.choose(case, [d02 / s, s01 / s, quarter, s12 / s]),
+        np.choose(case, [d10 / s, s02 / s, s12 / s, quarter]),
+        np.choose(case, [quarter, d21 / s, d02 / s, d10 / s]),
+    ], axis=-1)
+    return q / np.sqrt((q * q).sum(axis=-1))[..., None]
 
 
 def _rotation_matrix_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -630,12 +710,12 @@ def _flatten_foot(R: np.ndarray) -> np.ndarray:
 
 
 def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
-                      margin: float = 1.05, limbs=None) -> np.ndarray:
+                      margin: float = 1.05, limbs=None, until: float | None = None) -> np.ndarray:
     """Strength per DoF from the fresh motion (seed "Discovering Fatigued Movements", eq. 10):
     the largest torque met while performing the clip unfatigued, times ``margin``, never below
     the proxy's default; left and right take the larger of the pair so the body stays symmetric.
     With ``limbs`` (a fresh LimbSimulator) the upper body is measured too, its motors allowed
-    three times the default while measuring.
+    three times the default while measuring.  ``until``: stop at this phase (default the end).
 
     Why: a fresh character must be able to do what the animator keyed; fatigue then takes
     strength away from there, so its effect is graded instead of an arbitrary cliff."""
@@ -648,7 +728,8 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = SrbSimulator(ref, measuring, None, settings, limbs=limbs)
     peak = np.zeros(len(body.tau_max))
-    while sim.phase < ref.duration - 1e-9 and not sim.fallen and sim.time < 3.0 * ref.duration + 1.0:
+    end = ref.duration if until is None else min(until, ref.duration)
+    while sim.phase < end - 1e-9 and not sim.fallen and sim.time < 3.0 * end + 1.0:
         sim.step()
         np.maximum(peak, np.abs(sim.torque), out=peak)
     for right, left in proxy.mirrored_dofs():
@@ -1182,37 +1263,42 @@ class SrbSimulator:
         """Full-body poses for recorded states: root positions (N, 3), rotations (N, 4), joint
         rotations (N, J, 4), foot contacts (N, 2).
 
-        Trunk, arms and neck come from the reference at each phase; the pelvis from the SRB with
-        the reference's pelvis-to-COM offset; the legs by IK onto the simulated feet."""
+        Trunk, arms and neck come from the reference at each phase (or the simulated limbs); the
+        pelvis from the SRB with the reference's pelvis-to-COM offset; the legs by IK onto the
+        simulated feet.  All frames at once (numpy over frames)."""
         ref, body = self.ref, self.body
         phases = np.array([st[0] for st in states])
-        _, _, joints = ref.clip.sample_many(phases)
-        names = [j.name for j in proxy.DEFAULT_JOINTS]
-        leg_idx = [[names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle")] for side in SIDES]
-        root_pos = np.empty((len(states), 3))
-        root_rot = np.empty((len(states), 4))
-        for n, (phase, p, q, offsets, stance, resting, limbs, sag) in enumerate(states):
-            if limbs is not None:
-                joints[n, self.limbs.joint_slots] = limbs
-            r = ref.sample(phase)
-            R = _qmat(q)
-            root_rot[n] = quat.multiply4(q.tolist(), r.root_rel.tolist())
-            root_R = _qmat(root_rot[n])
-            root_pos[n] = p + R @ r.root_offset
-            ankles = r.ankle + offsets
-            sole_level = ref.floor - body.sole_drop
-            for k in range(2):
-                ankle = ankles[k]
-                if not stance[k]:
-                    ankle[2] = max(float(ankle[2] + p[2] - (r.com[2] - sag)), sole_level)
-                foot_R = _qmat(r.foot_rot[k])
-                if resting and stance[k]:
-                    foot_R = _flatten_foot(foot_R)
-                    ankle[2] = sole_level
-                hi, ki, ai = leg_idx[k]
-                q_hip, knee, q_ankle = leg_ik(body, k, root_pos[n], root_R, joints[n, hi], ankle, foot_R)
-                joints[n, hi] = q_hip
-                joints[n, ki] = (0.0, 0.0, math.sin(0.5 * knee), math.cos(0.5 * knee))
-                joints[n, ai] = q_ankle
+        p = np.array([st[1] for st in states])
+        q = np.array([st[2] for st in states])
+        at = ref.samples(phases)
+        ankles = np.array([st[3] for st in states]) + at.ankle
         contacts = np.array([st[4] for st in states], dtype=bool)
+        resting = np.array([st[5] for st in states], dtype=bool)
+        sag = np.array([st[7] for st in states])
+        _, _, joints = ref.clip.sample_many(phases)
+        if self.limbs is not None:
+            for n, st in enumerate(states):
+                joints[n, self.limbs.joint_slots] = st[6]
+        names = [j.name for j in proxy.DEFAULT_JOINTS]
+        root_rot = quat.multiply(q, at.root_rel)
+        root_R = quat.to_matrix(root_rot)
+        root_pos = p + _mv(quat.to_matrix(q), at.root_offset)
+        sole_level = ref.floor - body.sole_drop
+        for k, side in enumerate(SIDES):
+            ankle = ankles[:, k]
+            swing = ~contacts[:, k]
+            # A swing foot keeps its height relative to the body; a resting foot stands flat.
+            ankle[swing, 2] = np.maximum(ankle[swing, 2] + p[swing, 2] - (at.com[swing, 2] - sag[swing]),
+                                         sole_level)
+            foot_R = quat.to_matrix(at.foot_rot[:, k])
+            flat = resting & contacts[:, k]
+            for n in np.flatnonzero(flat):
+                foot_R[n] = _flatten_foot(foot_R[n])
+            ankle[flat, 2] = sole_level
+            hi, ki, ai = (names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle"))
+            q_hip, knee, q_ankle = leg_ik(body, k, root_pos, root_R, joints[:, hi], ankle, foot_R)
+            joints[:, hi] = q_hip
+            joints[:, ki] = np.stack([np.zeros_like(knee), np.zeros_like(knee),
+                                      repeatable.sin(0.5 * knee), repeatable.cos(0.5 * knee)], axis=-1)
+            joints[:, ai] = q_ankle
         return root_pos, root_rot, joints, contacts

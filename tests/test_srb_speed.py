@@ -104,18 +104,52 @@ def test_same_clip_twice_gives_bit_identical_takes(limbs):
     assert [e["kind"] for e in a.events] == [e["kind"] for e in b.events]
 
 
-def test_analysis_reuses_link_frames_only_for_the_same_poses():
-    """The calibration's clip shares its first frames with the take's: the Kinematics cache must
-    give exactly what a fresh client computes, for the shared and for new frames."""
-    from runtime.kinematics import Kinematics
+def test_shared_kinematics_is_one_client_per_size_and_thread():
+    """simulate() keeps its kinematics client open between takes: one per character size and
+    proportions, a few at most (the oldest closed), never shared between threads."""
+    import threading
+
+    from runtime import kinematics
+
+    a = kinematics.shared(1.62)
+    assert kinematics.shared(1.62) is a and a.client is not None
+    sizes = [kinematics.shared(1.0 + 0.1 * k) for k in range(kinematics.SHARED_CLIENTS)]
+    assert a.client is None                       # the least recently used was closed
+    assert all(k.client is not None for k in sizes)
+    other = []
+    thread = threading.Thread(target=lambda: other.append(kinematics.shared(1.0)))
+    thread.start()
+    thread.join()
+    assert other[0] is not sizes[0]
+
+
+def test_a_reused_kinematics_client_gives_the_same_analysis():
+    from runtime import kinematics
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path("run"))
-    long, short = clip.repeated(3.0 * clip.duration), clip.repeated(2.0 * clip.duration)
-    with Kinematics() as kin:
-        kin.analyse(long)
-        cached = kin.analyse(short)
-    with Kinematics() as fresh_kin:
-        fresh = fresh_kin.analyse(short)
+    kinematics.shared().analyse(clips.load_deepmimic(clips.deepmimic_clip_path("jump")))
+    reused = kinematics.shared().analyse(clip)
+    with kinematics.Kinematics() as own:
+        fresh = own.analyse(clip)
     for name in ("link_pos", "link_rot", "joint_pos", "com", "sole", "touching", "foot_contact"):
-        assert np.array_equal(getattr(cached, name), getattr(fresh, name)), name
-    assert cached.floor_height == fresh.floor_height
+        assert np.array_equal(getattr(reused, name), getattr(fresh, name)), name
+    assert reused.floor_height == fresh.floor_height
+
+
+def test_batched_pose_helpers_agree_with_the_one_pose_forms():
+    """poses() runs the leg IK over all frames at once: its matrix->quaternion and minimal
+    rotation helpers must give the one-pose results, half turns and every Shepperd case included."""
+    rng = np.random.default_rng(5)
+    mats = [_random_rotation(rng) for _ in range(200)]
+    mats += [quat.to_matrix(quat.from_axis_angle(axis, np.pi)) for axis in np.eye(3)]   # traces of -1
+    mats = np.array(mats)
+    batched = srb._matrices_to_quats(mats)
+    for R, q in zip(mats, batched):
+        one = srb._matrix_to_quat(R)
+        assert np.allclose(q, one, atol=1e-12) or np.allclose(q, -one, atol=1e-12)
+    a, b = rng.normal(size=(50, 3)), rng.normal(size=(50, 3))
+    b[0] = -a[0]                                                   # opposite directions
+    rots = srb._rotation_matrices_between(a, b)
+    for R, u, v in zip(rots, a, b):
+        assert np.allclose(R @ R.T, np.eye(3), atol=1e-12)
+        assert np.allclose(R @ (u / np.linalg.norm(u)), v / np.linalg.norm(v), atol=1e-9)

@@ -70,7 +70,7 @@ def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, s
                                     "follows its reference and no policy acts; leave it out of --clips")
         body = srb.body_from_proxy(kin)
         ref = srb.build_reference(source, ck, body)
-        tau_max = _calibrate(clip, source, ref, body, None, body.height, body.mass, False, kin)
+        tau_max = _calibrate(clip, source, ref, body, None, body.height, body.mass, False)
     return PreparedClip(clip.name, ref, replace(body, tau_max=tau_max))
 
 
