@@ -557,14 +557,15 @@ class WholeBody:
         touched = [any(link == f for link, _ in touching) for f in art.foot_links]
         stance = [bool(t or f.stance) for t, f in zip(touched, sim.feet)]
         model = sim.fatigue.model if sim.fatigue is not None else None
-        caps = self.tau_max if model is None else self.tau_max * model.residual_capacity
+        strength = self.tau_max * sim.strength_factor    # legs lowering the body hold more (srb)
+        caps = strength if model is None else strength * model.residual_capacity
         a_des = ctrl.desired_acceleration(target, root_pos, root_rot, joints, v)
         # Centre of mass: the acceleration the SRB's QP found feasible from where the body is.
         J_com = art.com_jacobian(root_pos, frames)
         tasks = [(J_com, sim.acc, self.s.com_weight)] + self._foot_tasks(frames, root_pos, v, touched)
         torque, wrench, _ = ctrl.solve(a_des, M, h, jac, v, caps, ctrl.tracking_weights(stance), tasks)
         if sim.fatigue is not None:
-            torque = sim.fatigue.step_torque(torque, self.tau_max, sim.time - self.dt, self.dt)
+            torque = sim.fatigue.step_torque(torque, strength, sim.time - self.dt, self.dt)
         self.torque, self.residual, self.contacts = torque, wrench, np.array(touched)
         sim.torque = torque
         art.apply(torque, wrench)

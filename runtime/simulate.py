@@ -262,8 +262,10 @@ def _record(sim: srb.SrbSimulator, ref: srb.Reference, floor_work: bool, whole=N
     model = sim.fatigue.model if sim.fatigue is not None else None
     fatigue = model.snapshot() if model is not None else None
     if whole is not None:
-        return (whole.record(), whole.torque.copy(), fatigue, whole.residual[3:].copy(), whole.residual[:3].copy())
-    return (sim.state(), sim.torque.copy(), fatigue, sim.residual_moment.copy(), np.zeros(3))
+        return (whole.record(), whole.torque.copy(), fatigue, whole.residual[3:].copy(), whole.residual[:3].copy(),
+                sim.strength_factor.copy())
+    return (sim.state(), sim.torque.copy(), fatigue, sim.residual_moment.copy(), np.zeros(3),
+            sim.strength_factor.copy())
 
 
 def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole=None) -> Take:
@@ -290,7 +292,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
     if model is not None:
         fatigue = {k: np.array([f[2][k] for f in frames]) for k in ("MA", "MR", "MF", "TL", "RC")}
     else:
-        tl = np.minimum(np.abs(torque) / sim.body.tau_max, 1.0)
+        tl = np.minimum(np.abs(torque) / (np.array([f[5] for f in frames]) * sim.body.tau_max), 1.0)
         zeros = np.zeros_like(tl)
         fatigue = {"MA": tl, "MR": 1.0 - tl, "MF": zeros, "TL": tl, "RC": np.ones_like(tl)}
     residual_moment = np.array([f[3] for f in frames])
@@ -309,6 +311,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
         events=events,
         notes=notes,
         tau_max=sim.body.tau_max.copy(),
+        strength=np.array([f[5] for f in frames]) * sim.body.tau_max,
         stats={"seconds_simulated": simulated, "wall_seconds": wall,
                "realtime_x": simulated / wall if wall > 0 else float("inf"),
                "residual_moment_nm_mean": float(np.linalg.norm(residual_moment, axis=1).mean()),

@@ -315,6 +315,8 @@ def _ballistic_stance(contact: np.ndarray, com_vel_z: np.ndarray, fps: float) ->
 
 BALLISTIC_STANCE = 0.25   # s: the longest push-off or landing absorption a flight dictates (a slower rise or sink is a choice)
 TWO_FOOTED_WITHIN = 0.1   # s: a take-off or landing with both feet down this close to it is a jump's
+ECCENTRIC_STRENGTH = 1.3  # a leg lowering the body holds this much more than it can push (see _yielding_strength)
+YIELD_SPEED = 0.1         # m/s (1.62 m body) of sinking at which a stance counts as fully yielding
 MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
 SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully
 MAX_FLIGHT_RATE = 3.0      # the source's flight plays at most this much faster when the body lands sooner
@@ -368,11 +370,13 @@ def _friction_constraints(n: int, mu: float, max_normal: float) -> tuple[np.ndar
 
 
 def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corners,
-                         torque_rows=None, torque_bounds=None, settings: QpSettings = QpSettings()):
+                         torque_rows=None, torque_bounds=None, settings: QpSettings = QpSettings(),
+                         effort_scale=None):
     """Corner forces (n, 3) minimising the error to the desired COM acceleration and moment about
     the COM (both weighted in acceleration units) within a friction pyramid.
 
-    ``torque_rows`` (k, 3n) and ``torque_bounds`` (k, 2) add lo <= rows @ f <= hi (fatigue).
+    ``torque_rows`` (k, 3n) and ``torque_bounds`` (k, 2) add lo <= rows @ f <= hi (fatigue), and
+    an effort cost sum((effort_scale * torque)^2) (see SrbSimulator._leg_effort).
     """
     n = len(corners)
     if n == 0:
@@ -399,10 +403,9 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
     a = MA.T @ Mb
     C, lows = _friction_constraints(n, settings.friction, settings.max_normal_bw * body.mass * 9.81 / 4)
     if torque_rows is not None and len(torque_rows):
-        # Effort: prefer loading the joints with the most capacity left (squared load over cap),
-        # which is how a tired person shifts weight onto the fresher leg.
-        scaled = torque_rows / np.maximum(torque_bounds[:, 1:2], 1e-3)
-        G += settings.effort_weight * (scaled.T @ scaled)
+        if effort_scale is not None:
+            scaled = torque_rows * effort_scale[:, None]
+            G += settings.effort_weight * (scaled.T @ scaled)
         C = np.hstack([C, torque_rows.T, -torque_rows.T])
         lows = np.concatenate([lows, torque_bounds[:, 0], -torque_bounds[:, 1]])
     try:
@@ -712,7 +715,8 @@ def _flatten_foot(R: np.ndarray) -> np.ndarray:
 def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
                       margin: float = 1.05, limbs=None, until: float | None = None) -> np.ndarray:
     """Strength per DoF from the fresh motion (seed "Discovering Fatigued Movements", eq. 10):
-    the largest torque met while performing the clip unfatigued, times ``margin``, never below
+    the largest torque met while performing the clip unfatigued (a leg lowering the body: over
+    its yielding strength, see SrbSimulator._yielding_strength), times ``margin``, never below
     the proxy's default; left and right take the larger of the pair so the body stays symmetric.
     With ``limbs`` (a fresh LimbSimulator) the upper body is measured too, its motors allowed
     three times the default while measuring.  ``until``: stop at this phase (default the end).
@@ -731,10 +735,22 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     end = ref.duration if until is None else min(until, ref.duration)
     while sim.phase < end - 1e-9 and not sim.fallen and sim.time < 3.0 * end + 1.0:
         sim.step()
-        np.maximum(peak, np.abs(sim.torque), out=peak)
+        np.maximum(peak, np.abs(sim.torque) / sim.strength_factor, out=peak)
     for right, left in proxy.mirrored_dofs():
         peak[right] = peak[left] = max(peak[right], peak[left])
     return np.maximum(body.tau_max, margin * peak)
+
+
+def _leg_effort(capacity: np.ndarray, strength: np.ndarray) -> np.ndarray:
+    """Per leg DoF, the scale whose squared product with the torque is the QP's effort cost:
+    (tau / strength)^2 * (1 / RC^2 - 1).
+
+    Why: a torque costs more the less capacity is left, so a tired body loads its fresher joints
+    and leg (how a tired person shifts weight onto the fresher leg) and pushes a little less
+    where the motion allows; like the limbs' economy it costs nothing fresh, so a take that
+    starts fresh starts exactly like a fresh one."""
+    rc = np.maximum(capacity, 0.05)
+    return np.sqrt(1.0 / (rc * rc) - 1.0) / strength
 
 
 def _leg_length(body: "Body", knee_bend: float) -> float:
@@ -777,6 +793,9 @@ class SrbSimulator:
         n = len(body.tau_max)
         self.torque = np.zeros(n)
         self.load_avg = np.zeros(n)
+        # Per DoF, the strength this step over tau_max: above 1 for stance legs lowering the body
+        # (see _yielding_strength), 1 everywhere else.
+        self.strength_factor = np.ones(n)
         self._load_blend = min(1.0, self.dt / 0.5)
         self.events: list[dict] = []
         self.fallen = False
@@ -984,20 +1003,25 @@ class SrbSimulator:
             self.shift *= self._shift_keep
 
         torque = np.zeros(len(body.tau_max))
+        self.strength_factor[self._leg_dofs] = self._yielding_strength()
+        strength = body.tau_max * self.strength_factor
         if n_c:
             corners_all = corner_blocks[0] if len(corner_blocks) == 1 else np.concatenate(corner_blocks)
-            torque_rows = bounds = None
+            torque_rows = bounds = effort = None
             if self.fatigue is not None:
                 rc = self.fatigue.model.residual_capacity
                 torque_rows = np.zeros((7 * len(legs), 3 * n_c))
                 bounds = np.empty((7 * len(legs), 2))
+                effort = np.empty(7 * len(legs))
                 for j, ((k, start, count), rows) in enumerate(zip(legs, row_blocks)):
                     torque_rows[7 * j:7 * j + 7, 3 * start:3 * (start + count)] = rows
-                    cap = rc[body.leg_dofs[k]] * body.tau_max[body.leg_dofs[k]]
+                    dofs = body.leg_dofs[k]
+                    cap = rc[dofs] * strength[dofs]
                     bounds[7 * j:7 * j + 7, 0] = -cap
                     bounds[7 * j:7 * j + 7, 1] = cap
+                    effort[7 * j:7 * j + 7] = _leg_effort(rc[dofs], strength[dofs])
             forces = solve_contact_forces(body, self.p, R, acc_des, moment_des, corners_all,
-                                          torque_rows, bounds, s.qp)
+                                          torque_rows, bounds, s.qp, effort)
             for (k, start, count), rows in zip(legs, row_blocks):  # empty unless torques needed
                 torque[body.leg_dofs[k]] = rows @ forces[start:start + count].ravel()
             total = forces.sum(axis=0)
@@ -1025,9 +1049,9 @@ class SrbSimulator:
             torque[self.limbs.dofs] = applied
             self._limb_torque += (applied - self._limb_torque) * self._limb_blend
         if self.fatigue is not None and self.books_fatigue:
-            torque = self.fatigue.step_torque(torque, body.tau_max, self.time, self.dt)
+            torque = self.fatigue.step_torque(torque, strength, self.time, self.dt)
         self.torque = torque
-        self.load_avg += (np.minimum(np.abs(torque) * body.tau_max_inv, 1.0) - self.load_avg) * self._load_blend
+        self.load_avg += (np.minimum(np.abs(torque) / strength, 1.0) - self.load_avg) * self._load_blend
 
         # Dynamics: semi-implicit Euler of the COM (and of the rotation when simulated).
         if self.push is not None and self.push[0] <= self.time < self.push[0] + self.push[1]:
@@ -1091,6 +1115,21 @@ class SrbSimulator:
         if self.stride < 1.0:
             v[:2] *= self.stride
         return v
+
+    def _yielding_strength(self) -> float:
+        """Leg strength over tau_max this step: ECCENTRIC_STRENGTH while the body sinks onto its
+        legs (a landing, the lowering half of a stance), 1 while it rises or stands still,
+        blended over YIELD_SPEED of downward centre-of-mass speed.
+
+        Why: muscles hold more while they are stretched than they can push while shortening
+        (isokinetic eccentric torques exceed concentric ones by 22-60 %; Kreuzer et al. 2022,
+        BMC Sports Sci Med Rehabil 14:13, and the studies they cite).  With one strength for
+        both, tau_max calibrated on the clip's largest torque is set by the landings, so the
+        push-offs used half of it and a tired jump was no lower until its legs had lost half
+        their capacity.  The take-offs are now measured against what legs can push, the landings
+        against what they can hold, and fatigue shows in the push."""
+        sinking = -self.v[2] / (YIELD_SPEED * kin_scale(self.body))
+        return 1.0 + (ECCENTRIC_STRENGTH - 1.0) * _smoothstep(sinking)
 
     def _update_sag(self, r: "RefSample") -> None:
         """Effort economy in the legs: each tired knee yields to the load it carries like a limb

@@ -94,6 +94,9 @@ def write_take(path, take: Take) -> None:
     }
     for k in FATIGUE_FIELDS:
         arrays["fatigue_" + k] = take.fatigue[k]
+    for k in ("tau_max", "strength"):
+        if getattr(take, k) is not None:
+            arrays[k] = getattr(take, k)
     _save_atomic(path, arrays)
 
 
@@ -105,7 +108,8 @@ def read_take(path) -> Take:
         return Take(mode=meta["mode"], fps=meta["fps"], clip=clip, reference_time=z["reference_time"],
                     fatigue={k: z["fatigue_" + k] for k in FATIGUE_FIELDS}, torque=z["torque"],
                     contacts=z["contacts"], residual_force=z["residual_force"], com=z["com"],
-                    events=meta["events"], notes=meta["notes"], stats=meta["stats"])
+                    events=meta["events"], notes=meta["notes"], stats=meta["stats"],
+                    **{k: z[k] for k in ("tau_max", "strength") if k in z.files})
 
 
 def _save_atomic(path, arrays: dict) -> None:

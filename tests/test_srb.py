@@ -111,9 +111,13 @@ def test_tired_jumps_are_lower_and_torques_stay_within_the_fatigued_bounds():
     tired_apex = metrics.flight_apexes(tired, 0.0)
     assert len(fresh_apex) >= 2 and len(tired_apex) >= 2
     assert tired_apex[-1] < 0.9 * fresh_apex[-1]
-    # Physical honesty: every applied torque within RC * tau_max of the step it was applied.
+    # Physical honesty: every applied torque within RC * strength of the step it was applied
+    # (strength: tau_max, up to ECCENTRIC_STRENGTH times that for legs lowering the body).
     legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
-    bound = tired.fatigue["RC"][:-1, legs] * tired.tau_max[legs] + 1e-6
+    assert np.all(tired.strength >= tired.tau_max - 1e-9)
+    assert np.all(tired.strength <= srb.ECCENTRIC_STRENGTH * tired.tau_max + 1e-9)
+    assert (tired.strength[:, legs] > 1.2 * tired.tau_max[legs]).any()     # the landings
+    bound = tired.fatigue["RC"][:-1, legs] * tired.strength[1:, legs] + 1e-6
     assert np.all(np.abs(tired.torque[1:, legs]) <= bound + 0.02 * tired.tau_max[legs])
     assert tired.fatigue["MF"][:, legs].max() > 0.2
     assert np.all(tired.tau_max >= np.array(proxy.dof_tau_max()))
@@ -170,7 +174,10 @@ def test_bad_simulation_input_names_the_fix(kwargs, match):
 
 def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
     walk = load("walk")
-    take = simulate.simulate(walk, schedule.from_fitness(0.05, fps=30, time_scale=60), seconds=8.0, out_fps=30)
+    # Fitness 0: the knees give out first, and standing upright lets them recover.  (At fitness
+    # 0.05 the ankles give out first; standing costs them what resting gives back, and the walker
+    # goes on when recovery stalls: see the test below.)
+    take = simulate.simulate(walk, schedule.from_fitness(0.0, fps=30, time_scale=60), seconds=8.0, out_fps=30)
     assert not take.fell
     kinds = [e["kind"] for e in take.events]
     assert "rest" in kinds and "resume" in kinds
@@ -181,6 +188,18 @@ def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
     rest = next(e for e in take.events if e["kind"] == "rest")
     start = rest["frame"]
     assert take.reference_time[start + 10] == pytest.approx(take.reference_time[start], abs=1e-9)
+
+
+def test_a_rest_that_stops_paying_ends_and_says_so():
+    walk = load("walk")
+    take = simulate.simulate(walk, schedule.from_fitness(0.05, fps=30, time_scale=60), seconds=8.0, out_fps=30)
+    assert not take.fell
+    resumes = [e for e in take.events if e["kind"] == "resume"]
+    assert resumes and all(e["reason"] in ("recovered", "recovery stalled") for e in resumes)
+    rests = [e["frame"] for e in take.events if e["kind"] == "rest"]
+    for start, resume in zip(rests, resumes):
+        if resume["reason"] == "recovery stalled":   # it stood at least the stall time
+            assert resume["time"] - start / 30.0 >= srb.SrbSettings().rest_stall - 1e-6
 
 
 def test_a_huge_push_topples_the_body_and_a_small_one_does_not():
@@ -536,3 +555,19 @@ def test_a_tired_dancer_on_one_leg_does_not_sink_until_it_gives_way():
     take = simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=12.0,
                              out_fps=30)
     assert not take.fell
+
+
+def test_legs_hold_more_while_lowering_the_body_than_they_push():
+    """Eccentric strength: tau_max is what the legs push with; landings (the body sinking onto
+    its legs) may use up to ECCENTRIC_STRENGTH times it, so the push-offs, not the landings, set
+    how strong a jumper must be."""
+    take = simulate.simulate(load("jump"), None, seconds=4.0, out_fps=30)
+    legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
+    ratio = take.strength[:, legs] / take.tau_max[legs]
+    falling = np.gradient(take.com[:, 2], 1.0 / 30) < -0.3
+    rising = np.gradient(take.com[:, 2], 1.0 / 30) > 0.3
+    assert ratio[falling].mean() > 1.2 and np.allclose(ratio[rising], 1.0, atol=0.05)
+    # The landings need more than tau_max (so one strength for both would be set by them) ...
+    assert (np.abs(take.torque[:, legs]) > take.tau_max[legs]).any()
+    # ... and stay within what a yielding leg holds.
+    assert np.all(np.abs(take.torque[:, legs]) <= 1.05 * take.strength[:, legs] + 1e-6)

@@ -74,6 +74,7 @@ def test_request_and_take_files_round_trip(tmp_path):
         assert np.array_equal(back.fatigue[k], take.fatigue[k])
     assert np.array_equal(back.clip.joint_rots, take.clip.joint_rots)
     assert np.array_equal(back.reference_time, take.reference_time)
+    assert np.array_equal(back.tau_max, take.tau_max) and np.array_equal(back.strength, take.strength)
     assert back.events == take.events and back.notes == take.notes and back.mode == take.mode
     assert not list(tmp_path.glob("*.part"))
 
