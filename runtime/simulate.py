@@ -118,7 +118,8 @@ def simulate(
     whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
-                           "simulated feet; leg joint torques from the contact forces, fatigue-bounded",
+                           "simulated feet; leg joint torques from the contact forces, within RC * strength "
+                           f"(tau_max; up to {srb.ECCENTRIC_STRENGTH:g}x it while the body sinks onto the legs)",
         "orientation": "follows the reference's momentum-consistent orientation; the moment the "
                        "contacts could not supply is reported as residual_moment",
         "arms_trunk_neck": ("PyBullet articulated upper body on the SRB pelvis, joint motors capped at "
