@@ -499,8 +499,7 @@ class WholeBody:
         the articulated body's own plus one step: no correction in it)."""
         state = list(self.sim.state())
         state[1] = self.sim.p_target
-        root_pos, root_rot, joints, _ = self.sim.poses([tuple(state)])
-        return root_pos[0], root_rot[0], joints[0]
+        return self.sim.pose(tuple(state))
 
     def _target(self) -> Target:
         root_pos, root_rot, joints = self._pose()

@@ -153,3 +153,25 @@ def test_batched_pose_helpers_agree_with_the_one_pose_forms():
     for R, u, v in zip(rots, a, b):
         assert np.allclose(R @ R.T, np.eye(3), atol=1e-12)
         assert np.allclose(R @ (u / np.linalg.norm(u)), v / np.linalg.norm(v), atol=1e-9)
+
+
+def test_one_pose_equals_the_batched_poses():
+    """Torque mode asks for one full-body pose per step (SrbSimulator.pose, on Python floats); a
+    take's frames are assembled all at once (poses, numpy over frames): the same poses."""
+    clip = clips.load_deepmimic(clips.deepmimic_clip_path("jump"))
+    from runtime import kinematics, proxy
+
+    kin = kinematics.shared()
+    body = srb.body_from_proxy(kin, proxy.DEFAULT_MASS)
+    ref = srb.build_reference(clip, kin.analyse(clip), body)
+    sim = srb.SrbSimulator(ref, body, schedule.ScheduledModel(schedule.from_fitness(0.0, fps=30, time_scale=60)))
+    states = []
+    while sim.phase < ref.duration - 1e-9 and len(states) < 400:
+        sim.step()
+        states.append(sim.state())
+    assert any(not all(st[4]) for st in states) and any(st[7] > 0 for st in states)   # flights, sag
+    root_pos, root_rot, joints, _ = sim.poses(states)
+    for n in range(0, len(states), 7):
+        p, q, j = sim.pose(states[n])
+        assert np.allclose(p, root_pos[n], atol=1e-12) and np.allclose(q, root_rot[n], atol=1e-12)
+        assert np.allclose(j, joints[n], atol=1e-9)
