@@ -13,9 +13,9 @@ reported per frame (Take.residual_force, stats["residual_moment_nm_mean"]).
 Why it is not a product mode yet: SRB mode keeps its balance with a moment its contacts do not
 supply (its orientation follows the reference; residual_moment 18-107 N*m mean on walk, run,
 jump, kick), and the articulated body needs that moment too: with the root moment priced like the
-root force every clip falls within about 2 s; priced cheaply (the default here) 5 of 8 S1 clips
-stand 10 s with 0.02-0.08 body weights of root force but 40-189 N*m of root moment (dance_a
-stands 8.7 s or 10 s depending on 1e-16 differences).  What is
+root force every clip falls within about 2 s; priced cheaply (the default here) 4 or 5 of 8 S1
+clips stand 10 s with 0.03-0.11 body weights of root force but 40-265 N*m of root moment (which
+of walk, jump and dance_a stand changes with 1e-16 differences).  What is
 missing is a balance planner that respects angular momentum (centroidal MPC or a learned policy).
 
 Conventions (measured on PyBullet 3.2.7, see tests/test_control.py): generalised velocity = base

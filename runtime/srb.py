@@ -376,7 +376,7 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
     the COM (both weighted in acceleration units) within a friction pyramid.
 
     ``torque_rows`` (k, 3n) and ``torque_bounds`` (k, 2) add lo <= rows @ f <= hi (fatigue), and
-    an effort cost sum((effort_scale * torque)^2) (see SrbSimulator._leg_effort).
+    an effort cost sum((effort_scale * torque)^2) (see _leg_effort).
     """
     n = len(corners)
     if n == 0:
@@ -616,8 +616,8 @@ def _rotation_matrices_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                   np.stack([-v[..., 1], v[..., 0], zero], -1)], -2)
     opposite = c < -0.999999
     out = _EYE3 + K + _mm(K, K) * (1.0 / np.where(opposite, 1.0, 1.0 + c))[..., None, None]
-    if opposite.any():   # half turns: any axis normal to a
-        for i in zip(*np.nonzero(opposite)):
+    for i in np.ndindex(opposite.shape):   # half turns: any axis normal to a
+        if opposite[i]:
             out[i] = _qmat(_rotation_between(a[i], b[i]))
     return out
 
