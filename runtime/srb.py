@@ -897,10 +897,7 @@ class SrbSimulator:
             # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
             centre = np.mean([r.ankle[k] + self.feet[k].offset + _qmat(r.foot_rot[k]) @ body.sole_centre
                               for k in range(2)], axis=0)
-            # Height: hips over nearly straight legs, where standing costs the knees least.
-            hip_over_com = (_qmat(self.q) @ r.root_offset)[2]
-            stand = ref.floor - body.sole_drop + REST_LEG_EXTENSION * (body.thigh + body.shin) - hip_over_com
-            p_r = np.array([centre[0], centre[1], max(p_r[2], stand)])
+            p_r = np.array([centre[0], centre[1], self._rest_height(r, centre)])
         v_r = self.rule_velocity(r, rate)
         acc_ff = r.com_acc * (rate * rate)
         if self.stride < 1.0:
@@ -1137,6 +1134,29 @@ class SrbSimulator:
         if self.stride < 1.0:
             v[:2] *= self.stride
         return v
+
+    def _rest_height(self, r: "RefSample", centre: np.ndarray) -> float:
+        """Centre-of-mass height of a rest over ``centre``: each hip as high as a nearly straight
+        leg (REST_LEG_EXTENSION) reaches from its foot on the floor, the lower of the two.
+
+        Why: a rest is where standing costs the knees least, but the feet stay where the motion
+        left them, often a stride apart.  Hips set for vertical legs were out of reach of feet
+        0.3 m ahead and behind them: the legs could not get there and the feet floated 3-5 cm
+        above the floor through the whole rest."""
+        body, ref = self.body, self.ref
+        R = _qmat(self.q)
+        root_R = R @ _qmat(r.root_rel)
+        root = centre + R @ r.root_offset              # root position at the rest's centre (xy)
+        reach = REST_LEG_EXTENSION * (body.thigh + body.shin)
+        sole_level = ref.floor - body.sole_drop
+        height = math.inf
+        for k in range(2):
+            hip = root_R @ body.hip[k]
+            ankle = r.ankle[k] + self.feet[k].offset
+            d = root[:2] + hip[:2] - ankle[:2]
+            rise = math.sqrt(max(reach * reach - float(d @ d), (0.5 * reach) ** 2))
+            height = min(height, sole_level + rise - hip[2] - (root[2] - centre[2]))
+        return height
 
     def _yielding_strength(self) -> float:
         """Leg strength over tau_max this step: ECCENTRIC_STRENGTH while the body sinks onto its

@@ -571,3 +571,19 @@ def test_legs_hold_more_while_lowering_the_body_than_they_push():
     assert (np.abs(take.torque[:, legs]) > take.tau_max[legs]).any()
     # ... and stay within what a yielding leg holds.
     assert np.all(np.abs(take.torque[:, legs]) <= 1.05 * take.strength[:, legs] + 1e-6)
+
+
+def test_a_rest_in_a_wide_stance_stands_on_both_feet():
+    """A walker stops mid-stride, feet a stride apart: its rest height must be reachable from
+    both feet (hips set for vertical legs left the feet floating 3-5 cm above the floor)."""
+    walk = load("walk")
+    take = simulate.simulate(walk, schedule.from_fitness(0.05, fps=30, time_scale=60), seconds=8.0, out_fps=30)
+    spans = metrics.rest_spans(take)
+    assert spans
+    with kinematics.Kinematics() as k:
+        floor = k.analyse(walk).floor_height
+        sole = k.analyse(take.clip).sole[..., 2].min(axis=2) - floor     # (T, 2) lowest sole corner
+    for start, end in spans:
+        end = take.frames if end is None else end
+        settled = slice(start + 15, end)               # after half a second of settling
+        assert end - start > 15 and np.abs(sole[settled]).max() < 0.005
