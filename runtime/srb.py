@@ -721,6 +721,7 @@ class _Foot:
     anchor: np.ndarray | None = None   # where an early-landed foot stands (world ankle)
 
 
+TOE_PIVOT_REACH = 0.999     # hip-ankle distance over leg length a stance foot keeps within (toe pivot)
 REST_LEG_EXTENSION = 0.995   # hip-ankle distance over leg length while resting (~10 deg knee)
 
 
@@ -731,6 +732,48 @@ def _flatten_foot(R: np.ndarray) -> np.ndarray:
     fwd = fwd / n if n > 1e-9 else np.array([1.0, 0.0, 0.0])
     up = np.array([0.0, 0.0, 1.0])
     return np.column_stack([fwd, up, np.cross(fwd, up)])
+
+
+MAX_TOE_PIVOT = 1.0   # rad (about 57 deg): the furthest a stance heel rises to keep the toes down
+
+
+def _pivot_on_toes(body: "Body", hip: np.ndarray, ankle: np.ndarray, foot_R: np.ndarray):
+    """A stance foot the leg cannot reach (hip to ankle beyond the straight leg): the heel rises
+    about the toes, as in a push-off, until the ankle is within reach (at most MAX_TOE_PIVOT).
+    Returns the ankle and foot rotation; unchanged when the ankle is within reach.
+
+    Why: the body's centre of mass runs a little ahead of the source's at the end of a run's
+    stance, and the leg IK, stretched straight, lifted the whole foot 7-13 cm off the floor for
+    the stance's last frame or two.  Rising onto the toes is what a leg does there."""
+    reach = TOE_PIVOT_REACH * (body.thigh + body.shin)
+    if float(np.linalg.norm(ankle - hip)) <= reach:
+        return ankle, foot_R
+    toe = ankle + foot_R @ np.array([body.sole[:, 0].max(), body.sole_drop, 0.0])
+    axis = foot_R[:, 2]                               # the foot's lateral axis (link z)
+    lever = ankle - toe                               # normal to the axis: the ankle circles the toes
+    across = _cross3(axis, lever)
+    # |toe + lever cos t + across sin t - hip|^2 = reach^2  <=>  A cos t + B sin t = C
+    d = toe - hip
+    A, B = 2.0 * float(d @ lever), 2.0 * float(d @ across)
+    C = reach * reach - float(d @ d) - float(lever @ lever)
+    r = math.hypot(A, B)
+    turn = -MAX_TOE_PIVOT                             # negative turns about the lateral axis lift the heel
+    if r > 1e-12 and abs(C) <= r:
+        phi, spread = math.atan2(B, A), math.acos(C / r)
+        for t in (phi - spread, phi + spread):
+            t = math.remainder(t, 2.0 * math.pi)
+            if -MAX_TOE_PIVOT <= t <= 0.0:
+                turn = max(turn, t)                   # the smallest rise that reaches
+    c, s_ = math.cos(turn), math.sin(turn)
+    R = _qmat(quat.from_axis_angle(axis, turn))
+    return toe + c * lever + s_ * across, R @ foot_R
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        if float(np.linalg.norm(raised(mid)[0] - hip)) > reach:
+            hi = mid
+        else:
+            lo = mid
+    return raised(lo)
 
 
 def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
@@ -1363,6 +1406,8 @@ class SrbSimulator:
             if resting and stance[k]:
                 foot_R = _flatten_foot(foot_R)
                 ankle[2] = sole_level
+            elif stance[k]:
+                ankle, foot_R = _pivot_on_toes(body, root_pos + root_R @ body.hip[k], ankle, foot_R)
             hi, ki, ai = self._leg_slots[k]
             q_hip, knee, q_ankle = leg_ik_one(body, k, root_pos, root_R, joints[hi], ankle, foot_R)
             joints[hi] = q_hip
@@ -1405,6 +1450,11 @@ class SrbSimulator:
             for n in np.flatnonzero(flat):
                 foot_R[n] = _flatten_foot(foot_R[n])
             ankle[flat, 2] = sole_level
+            hip = root_pos + _mv(root_R, body.hip[k])
+            far = contacts[:, k] & ~flat & (np.sqrt(((ankle - hip) ** 2).sum(axis=1))
+                                            > TOE_PIVOT_REACH * (body.thigh + body.shin))
+            for n in np.flatnonzero(far):
+                ankle[n], foot_R[n] = _pivot_on_toes(body, hip[n], ankle[n], foot_R[n])
             hi, ki, ai = self._leg_slots[k]
             q_hip, knee, q_ankle = leg_ik(body, k, root_pos, root_R, joints[:, hi], ankle, foot_R)
             joints[:, hi] = q_hip

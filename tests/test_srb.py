@@ -587,3 +587,19 @@ def test_a_rest_in_a_wide_stance_stands_on_both_feet():
         end = take.frames if end is None else end
         settled = slice(start + 15, end)               # after half a second of settling
         assert end - start > 15 and np.abs(sole[settled]).max() < 0.005
+
+
+def test_a_stance_foot_out_of_reach_rises_onto_its_toes(body):
+    """At the end of a run's stance the body can be a little beyond the straight leg: the heel
+    rises about the toes (which stay put) until the ankle is within reach."""
+    foot_R = srb._qmat(C.Y_UP_TO_Z_UP)                     # flat, facing +x
+    ankle = np.array([0.0, 0.1, -body.sole_drop])
+    toe = ankle + foot_R @ np.array([body.sole[:, 0].max(), body.sole_drop, 0.0])
+    leg = body.thigh + body.shin
+    near_hip = ankle + np.array([0.1, 0.0, 0.9 * leg])
+    assert srb._pivot_on_toes(body, near_hip, ankle, foot_R)[0] is ankle      # within reach: as it was
+    far_hip = ankle + np.array([0.25, 0.0, 0.98 * leg])
+    new_ankle, new_R = srb._pivot_on_toes(body, far_hip, ankle, foot_R)
+    assert np.linalg.norm(new_ankle - far_hip) <= srb.TOE_PIVOT_REACH * leg + 1e-6
+    assert new_ankle[2] > ankle[2]                                             # the heel rose
+    assert np.allclose(new_ankle + new_R @ np.array([body.sole[:, 0].max(), body.sole_drop, 0.0]), toe)
