@@ -153,12 +153,18 @@ class Kinematics:
         root_pos, root_rot = clip.root_pos.tolist(), clip.root_rot.tolist()
         values = self._joint_values(clip.joint_rots)
         p, c, body, links = self.p, self.client, self.body, self.link_index
+        # Each link's height above a plane well below the clip, measured in the same pass as the
+        # link frames (the floor is found from them later; a plane's distances only shift).
+        below = float(clip.root_pos[:, 2].min()) - 2.0 * self.scale
+        span = float(np.ptp(clip.root_pos[:, 2])) + 4.0 * self.scale
+        above_plane = np.empty((T, L))
         for t in range(T):
             self._set_pose_values(root_pos[t], root_rot[t], values[t])
             states = p.getLinkStates(body, links, physicsClientId=c)
             link_pos[t] = [s[0] for s in states]
             link_rot[t] = [s[1] for s in states]
             joint_pos[t] = [s[4] for s in states]
+            above_plane[t] = self._distances_to_floor(below, span)
         for k, name in enumerate(proxy.FOOT_LINKS):
             j = self.link_names.index(name)
             sole[:, k] = link_pos[:, j, None] + quat.rotate(link_rot[:, j, None], self._sole[None])
@@ -168,10 +174,7 @@ class Kinematics:
         lowest = sole[..., 2].min(axis=(1, 2))
         floor = float(np.percentile(lowest, 20))
         reach = CONTACT_DISTANCE * self.scale
-        touching = np.empty((T, L), dtype=bool)
-        for t in range(T):
-            self._set_pose_values(root_pos[t], root_rot[t], values[t])
-            touching[t] = self._distances_to_floor(floor, 4 * reach) < reach
+        touching = above_plane - (floor - below) < reach
         # Feet: the sole near the floor and its lowest corner nearly still (a foot rolling over
         # heel or toe pivots about that corner while the sole's centre moves), or the sole right
         # on the floor, or still and hovering a little (captured feet often float a few cm).
