@@ -767,13 +767,6 @@ def _pivot_on_toes(body: "Body", hip: np.ndarray, ankle: np.ndarray, foot_R: np.
     c, s_ = math.cos(turn), math.sin(turn)
     R = _qmat(quat.from_axis_angle(axis, turn))
     return toe + c * lever + s_ * across, R @ foot_R
-    for _ in range(30):
-        mid = 0.5 * (lo + hi)
-        if float(np.linalg.norm(raised(mid)[0] - hip)) > reach:
-            hi = mid
-        else:
-            lo = mid
-    return raised(lo)
 
 
 def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
