@@ -539,7 +539,7 @@ class WholeBody:
         sim, art, ctrl = self.sim, self.art, self.ctrl
         root_pos, root_rot, joints, v = art.state()
         frames = art.link_frames()
-        origins, rots, masses = frames.origins, frames.rots, art.masses
+        origins, rots = frames.origins, frames.rots
         self.com, com_vel = art.centre_of_mass(frames)
         # The SRB decides from where the body really is, standing where its feet really stand.
         sim.p, sim.v = self.com.copy(), com_vel

@@ -71,8 +71,6 @@ class Body:
 
 def body_from_proxy(kin: Kinematics, mass: float = proxy.DEFAULT_MASS) -> Body:
     """Measure the SRB and leg geometry on the proxy in its rest pose (scaled to its height)."""
-    import pybullet as p
-
     root_rot = Y_UP_TO_Z_UP
     kin.set_pose([0.0, 0.0, 1.0], root_rot, np.tile(quat.IDENTITY, (len(proxy.DEFAULT_JOINTS), 1)))
     com_pos, com_rot = kin.link_frames()
