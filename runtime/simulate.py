@@ -290,10 +290,11 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
     )
     com = np.array([st[7] if whole is not None else st[1] for st in states])
     torque = np.array([f[1] for f in frames])
+    strength = np.array([f[5] for f in frames]) * sim.body.tau_max
     if model is not None:
         fatigue = {k: np.array([f[2][k] for f in frames]) for k in ("MA", "MR", "MF", "TL", "RC")}
     else:
-        tl = np.minimum(np.abs(torque) / (np.array([f[5] for f in frames]) * sim.body.tau_max), 1.0)
+        tl = np.minimum(np.abs(torque) / strength, 1.0)
         zeros = np.zeros_like(tl)
         fatigue = {"MA": tl, "MR": 1.0 - tl, "MF": zeros, "TL": tl, "RC": np.ones_like(tl)}
     residual_moment = np.array([f[3] for f in frames])
@@ -312,7 +313,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
         events=events,
         notes=notes,
         tau_max=sim.body.tau_max.copy(),
-        strength=np.array([f[5] for f in frames]) * sim.body.tau_max,
+        strength=strength,
         stats={"seconds_simulated": simulated, "wall_seconds": wall,
                "realtime_x": simulated / wall if wall > 0 else float("inf"),
                "residual_moment_nm_mean": float(np.linalg.norm(residual_moment, axis=1).mean()),

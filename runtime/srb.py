@@ -796,6 +796,15 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     return np.maximum(body.tau_max, margin * peak)
 
 
+def _fatigue_cost(capacity):
+    """How much dearer than fresh a joint's torque is at residual capacity RC: 1 / RC^2 - 1
+    (RC floored at 0.05).  Nothing when fresh, a little when tired, a lot when exhausted: the
+    effort economy of tired limbs and knees (_limb_give, _update_sag) and the legs' QP effort
+    cost (_leg_effort) all weigh loads by it."""
+    rc = np.maximum(capacity, 0.05)
+    return 1.0 / (rc * rc) - 1.0
+
+
 def _leg_effort(capacity: np.ndarray, strength: np.ndarray) -> np.ndarray:
     """Per leg DoF, the scale whose squared product with the torque is the QP's effort cost:
     (tau / strength)^2 * (1 / RC^2 - 1).
@@ -804,8 +813,7 @@ def _leg_effort(capacity: np.ndarray, strength: np.ndarray) -> np.ndarray:
     and leg (how a tired person shifts weight onto the fresher leg) and pushes a little less
     where the motion allows; like the limbs' economy it costs nothing fresh, so a take that
     starts fresh starts exactly like a fresh one."""
-    rc = np.maximum(capacity, 0.05)
-    return np.sqrt(1.0 / (rc * rc) - 1.0) / strength
+    return np.sqrt(_fatigue_cost(capacity)) / strength
 
 
 def _leg_length(body: "Body", knee_bend: float) -> float:
@@ -1229,8 +1237,7 @@ class SrbSimulator:
         drop = 0.0
         for k in range(2):
             dof = body.leg_dofs[k][3]
-            capacity = max(float(rc[dof]), 0.05)
-            give = min(economy * float(self.load_avg[dof]) * (1.0 / (capacity * capacity) - 1.0), MAX_KNEE_GIVE)
+            give = min(economy * float(self.load_avg[dof]) * float(_fatigue_cost(float(rc[dof]))), MAX_KNEE_GIVE)
             self._knee_give[k] += min(max(give - self._knee_give[k], -step), step)
             q = r.joints[self._knee_slots[k]]
             bend = 2.0 * repeatable.arctan2(abs(q[2]), abs(q[3]))   # either quaternion sign
@@ -1252,9 +1259,8 @@ class SrbSimulator:
         economy = self.s.effort_economy
         if economy <= 0.0:
             return None
-        rc = np.maximum(capacity, 0.05)
         load = self._limb_torque * self.body.tau_max_inv[self.limbs.dofs]
-        give = -economy * load * (1.0 / (rc * rc) - 1.0)
+        give = -economy * load * _fatigue_cost(capacity)
         k = 0
         for sph in self.limbs.spherical:
             width = 3 if sph else 1
