@@ -19,6 +19,13 @@ def body(kin):
     return srb.body_from_proxy(kin)
 
 
+@pytest.fixture(scope="module")
+def stalled_walk():
+    """An exhausted walker (fitness 0.05, 60x) whose first rests are ankle-limited, 8 s of walk."""
+    return simulate.simulate(load("walk"), schedule.from_fitness(0.05, fps=30, time_scale=60), seconds=8.0,
+                             out_fps=30)
+
+
 def load(name):
     return C.load_deepmimic(C.deepmimic_clip_path(name))
 
@@ -190,9 +197,8 @@ def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
     assert take.reference_time[start + 10] == pytest.approx(take.reference_time[start], abs=1e-9)
 
 
-def test_a_rest_that_stops_paying_ends_and_says_so():
-    walk = load("walk")
-    take = simulate.simulate(walk, schedule.from_fitness(0.05, fps=30, time_scale=60), seconds=8.0, out_fps=30)
+def test_a_rest_that_stops_paying_ends_and_says_so(stalled_walk):
+    take = stalled_walk
     assert not take.fell
     resumes = [e for e in take.events if e["kind"] == "resume"]
     assert resumes and all(e["reason"] in ("recovered", "recovery stalled") for e in resumes)
@@ -573,11 +579,11 @@ def test_legs_hold_more_while_lowering_the_body_than_they_push():
     assert np.all(np.abs(take.torque[:, legs]) <= 1.05 * take.strength[:, legs] + 1e-6)
 
 
-def test_a_rest_in_a_wide_stance_stands_on_both_feet():
+def test_a_rest_in_a_wide_stance_stands_on_both_feet(stalled_walk):
     """A walker stops mid-stride, feet a stride apart: its rest height must be reachable from
     both feet (hips set for vertical legs left the feet floating 3-5 cm above the floor)."""
     walk = load("walk")
-    take = simulate.simulate(walk, schedule.from_fitness(0.05, fps=30, time_scale=60), seconds=8.0, out_fps=30)
+    take = stalled_walk
     spans = metrics.rest_spans(take)
     assert spans
     with kinematics.Kinematics() as k:
