@@ -37,11 +37,4 @@ class FatigueAddonPreferences(bpy.types.AddonPreferences):
 classes = (FatigueAddonPreferences,)
 
 
-def register():
-    for cls in classes:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(classes):
-        bpy.utils.unregister_class(cls)
+register, unregister = bpy.utils.register_classes_factory(classes)
