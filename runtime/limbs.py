@@ -7,6 +7,9 @@ SRB's acceleration folded into gravity so a landing still throws the arms down) 
 neck, shoulders and elbows track the reference with joint motors capped per DoF at
 RC * tau_max.  The motor solve is implicit (stable at 120 Hz on 1 kg forearms, where explicit PD
 is not) and PyBullet reports the torque each motor applied, which is what the fatigue model books.
+Trunk and neck end their range on passive tissue: a back or neck too weak to hold the body up
+bends until ligaments carry it (at most about 80 and 65 degrees from upright), as a person's does,
+instead of swinging round the joint (an exhausted trunk and neck had turned 60-180 degrees).
 """
 from __future__ import annotations
 
@@ -20,6 +23,12 @@ LIMB_JOINTS = ("chest", "neck", "right_shoulder", "right_elbow", "left_shoulder"
 POSITION_GAIN = 1.0    # PyBullet motor error reduction (dimensionless, per step)
 VELOCITY_GAIN = 1.0
 SOLVER_ITERATIONS = 10
+# End of the trunk's and neck's range (rotation from upright, any direction; flexion is the
+# largest: thoracolumbar about 75, cervical about 60 degrees).  Beyond it passive tissue
+# (ligaments, discs, bone) carries the segment, unbooked: it does not tire.
+PASSIVE_RANGE = {"chest": math.radians(75.0), "neck": math.radians(60.0)}
+PASSIVE_SAG = 0.05     # rad beyond the end of range at which the tissue carries the whole segment's weight
+PASSIVE_MARGIN = 0.2   # rad: a source pose beyond the range (an acrobat, a cartoon rig) moves the stop past it
 
 
 def _floats(v) -> list:
@@ -37,6 +46,38 @@ def _yielded(rotations: np.ndarray, give: np.ndarray, spherical: list[bool]) -> 
         out[i] = quat.multiply(rotations[i], quat.from_rotvec(turn))
         k += 3 if sph else 1
     return out
+
+
+def _angle(q) -> float:
+    """Rotation angle (radians, 0..pi) of a unit quaternion."""
+    x, y, z, w = (float(v) for v in q)
+    return 2.0 * math.atan2(math.sqrt(x * x + y * y + z * z), abs(w))
+
+
+def _within(q: list, limit: float) -> list:
+    """``q`` turned back along its own axis to at most ``limit`` radians."""
+    angle = _angle(q)
+    if angle <= limit:
+        return q
+    x, y, z, w = q
+    s = math.sqrt(x * x + y * y + z * z)
+    sign = 1.0 if w >= 0.0 else -1.0
+    half = 0.5 * limit
+    k = sign * math.sin(half) / s
+    return [x * k, y * k, z * k, math.cos(half)]
+
+
+def _multiply(a: list, b: list) -> list:
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return [aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz]
+
+
+def _rotate(q: list, v: list) -> list:
+    x, y, z, w = q
+    tx, ty, tz = 2.0 * (y * v[2] - z * v[1]), 2.0 * (z * v[0] - x * v[2]), 2.0 * (x * v[1] - y * v[0])
+    return [v[0] + w * tx + y * tz - z * ty, v[1] + w * ty + z * tx - x * tz, v[2] + w * tz + x * ty - y * tx]
 
 
 class LimbSimulator:
@@ -73,6 +114,8 @@ class LimbSimulator:
                                     for n in LIMB_JOINTS])
         self.joint_slots = [names.index(n) for n in LIMB_JOINTS]
         self._last = np.zeros(len(self.dofs))   # torque applied last step, per limb DoF
+        self._stops = self._passive_stops(links)
+        self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
         # Release PyBullet's default velocity motors so only our capped motors act.
         for j, sph in zip(self.joint_index, self.spherical):
             if sph:
@@ -82,6 +125,40 @@ class LimbSimulator:
             else:
                 pybullet.setJointMotorControl2(self.body, j, pybullet.VELOCITY_CONTROL, force=0,
                                                physicsClientId=self.client)
+
+    def _passive_stops(self, links: dict) -> list[tuple]:
+        """Per joint with an end of range: (limb slot, link, parent link or None for the pelvis,
+        slot of the parent or None, range, stiffness, damping).  The stiffness carries the
+        segment's largest gravity moment (all links beyond the joint, held horizontal) after
+        PASSIVE_SAG; the damping is critical for their inertia about the joint."""
+        p, c, body = self.p, self.client, self.body
+        count = p.getNumJoints(body, physicsClientId=c)
+        parent = [p.getJointInfo(body, j, physicsClientId=c)[16] for j in range(count)]
+        states = [p.getLinkState(body, j, computeForwardKinematics=1, physicsClientId=c) for j in range(count)]
+        stops = []
+        for name, limit in PASSIVE_RANGE.items():
+            link = links[name]
+            beyond = [j for j in range(count) if self._descends(j, link, parent)]
+            pivot = np.array(states[link][4])
+            masses = np.array([p.getDynamicsInfo(body, j, physicsClientId=c)[0] for j in beyond])
+            centres = np.array([states[j][0] for j in beyond]) - pivot
+            mass = float(masses.sum())
+            arm = float(np.linalg.norm(masses @ centres) / mass)
+            inertia = float(masses @ np.einsum("ij,ij->i", centres, centres))
+            stiffness = mass * 9.81 * arm / PASSIVE_SAG
+            up = parent[link]
+            up_slot = self.joint_index.index(up) if up in self.joint_index else None
+            stops.append((LIMB_JOINTS.index(name), link, None if up < 0 else up, up_slot, limit, stiffness,
+                          2.0 * math.sqrt(stiffness * inertia)))
+        return stops
+
+    @staticmethod
+    def _descends(j: int, link: int, parent: list[int]) -> bool:
+        while j >= 0:
+            if j == link:
+                return True
+            j = parent[j]
+        return False
 
     def close(self) -> None:
         if self.client is not None:
@@ -96,6 +173,8 @@ class LimbSimulator:
             q = joint_rots[slot]
             value = list(q) if sph else [2.0 * repeatable.arctan2(q[2], q[3])]
             p.resetJointStateMultiDof(self.body, j, targetValue=value, physicsClientId=c)
+        self._stop_state = [(_floats(joint_rots[self.joint_slots[slot]]), [0.0, 0.0, 0.0])
+                            for slot, *_ in self._stops]
 
     def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float,
              give: np.ndarray | None = None) -> np.ndarray:
@@ -111,10 +190,12 @@ class LimbSimulator:
         p.setGravity(0.0 - a0, 0.0 - a1, -9.81 - a2, physicsClientId=c)
         # Python lists throughout (the same numbers as the per-joint numpy slices, cheaper).
         slots = self.joint_slots
-        target_q = np.asarray(targets)[slots]
-        if give is not None:
-            target_q = _yielded(target_q, give, self.spherical)
+        source_q = np.asarray(targets)[slots]
+        target_q = source_q if give is None else _yielded(source_q, give, self.spherical)
+        limits = self._stop_limits(source_q)
         target_q = target_q.tolist()
+        for (slot, *_), limit in zip(self._stops, limits):
+            target_q[slot] = _within(target_q[slot], limit)   # a tired joint yields up to its stop, not into it
         target_w = np.asarray(target_vel)[slots].tolist()
         cap = _floats(caps)
         last = self._last.tolist()
@@ -139,13 +220,50 @@ class LimbSimulator:
             forces=forces, physicsClientId=c)
         substeps = max(1, int(round(duration / self.dt)))
         applied = [0.0] * len(self.dofs)
+        root_q = _floats(root_rot)
         for _ in range(substeps):
+            self._press_stops(root_q, limits)
             p.stepSimulation(physicsClientId=c)
-            now = [v for st in p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=c)
-                   for v in st[3]]
+            states = p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=c)
+            now = [v for st in states for v in st[3]]
             applied = [a + b for a, b in zip(applied, now)]
+            self._stop_state = [(states[slot][0], states[slot][1]) for slot, *_ in self._stops]
         self._last = np.array(applied) / substeps
         return self._last
+
+    def _stop_limits(self, source_q: np.ndarray) -> list[float]:
+        """Each stop's range for this step: the anatomical one, or past a source pose beyond it."""
+        return [max(limit, _angle(source_q[slot]) + PASSIVE_MARGIN) for slot, _, _, _, limit, _, _ in self._stops]
+
+    def _press_stops(self, root_q: list, limits: list[float]) -> None:
+        """Passive tissue at the end of range: a spring-damper pushing the joint back inside it,
+        applied as equal and opposite torques on the link and its parent (PyBullet clears
+        external torques after every step, so this runs before each one)."""
+        p, c = self.p, self.client
+        for (slot, link, up, up_slot, _, stiffness, damping), limit, (q, w) in zip(
+                self._stops, limits, self._stop_state):
+            x, y, z, qw = q
+            s = math.sqrt(x * x + y * y + z * z)
+            angle = 2.0 * math.atan2(s, abs(qw))
+            if angle <= limit:
+                continue
+            sign = 1.0 if qw >= 0.0 else -1.0
+            u = [sign * x / s, sign * y / s, sign * z / s]
+            push = stiffness * (angle - limit) + damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
+            if push <= 0.0:
+                continue
+            frame = root_q if up_slot is None else _multiply(root_q, self._stop_state_of(up_slot))
+            torque = _rotate(frame, [-push * u[0], -push * u[1], -push * u[2]])
+            p.applyExternalTorque(self.body, link, torque, p.WORLD_FRAME, physicsClientId=c)
+            if up is not None:
+                p.applyExternalTorque(self.body, up, [-t for t in torque], p.WORLD_FRAME, physicsClientId=c)
+
+    def _stop_state_of(self, slot: int) -> list:
+        """Current local rotation of limb joint ``slot`` (a stop's parent is itself a stop joint)."""
+        for (s, *_), (q, _) in zip(self._stops, self._stop_state):
+            if s == slot:
+                return list(q)
+        raise KeyError(slot)
 
     @staticmethod
     def _ball_cap(caps: np.ndarray, last: np.ndarray) -> float:

@@ -42,6 +42,51 @@ def test_tired_arms_sag_and_fresh_arms_hold():
     assert np.all(np.abs(tired.torque[1:, arms]) <= bound + 0.02 * tired.tau_max[arms])
 
 
+def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range():
+    """A back or neck too weak to hold the body up bends until passive tissue carries it; before
+    the end of range existed the chest of this take turned 60-180 deg, swinging round the joint."""
+    from runtime import limbs
+
+    clip = arms_out_clip(4.0)
+    parts = proxy.dof_body_parts()
+    weak = np.array([part in ("trunk", "neck") for part in parts])
+    sched = schedule.from_fitness(np.where(weak, 0.0, 1.0)[None, :], fps=30, time_scale=40,
+                                  initial_fatigue=np.where(weak, 0.95, 0.0))
+    take = simulate.simulate(clip, sched, out_fps=30)
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+
+    def bend(joint):   # rotation from upright (the chest and neck of this clip stand nearly upright)
+        return np.degrees(quat.angle_between(take.clip.joint_rots[:, names.index(joint)], quat.IDENTITY))
+
+    chest_range, neck_range = (np.degrees(limbs.PASSIVE_RANGE[j]) for j in ("chest", "neck"))
+    sag = np.degrees(limbs.PASSIVE_SAG)
+    # They give way (further than any yield of a tired muscle, 0.5 rad) ...
+    assert bend("chest")[-30:].mean() > chest_range - 5.0 and bend("neck")[-30:].mean() > neck_range - 5.0
+    # ... and come to rest on the tissue, within its sag (a fall onto it swings a few degrees past).
+    assert bend("chest")[-30:].mean() < chest_range + 2.0 * sag and bend("chest").max() < chest_range + 10.0
+    assert bend("neck")[-30:].mean() < neck_range + 2.0 * sag and bend("neck").max() < neck_range + 10.0
+    assert not take.fell
+
+
+def test_end_of_range_yields_to_a_source_pose_beyond_it():
+    from runtime import limbs
+
+    bent = quat.from_axis_angle([0, 0, 1.0], np.radians(100.0))
+    q = limbs._within(bent.tolist(), np.radians(80.0))
+    assert np.degrees(limbs._angle(q)) == pytest.approx(80.0)
+    assert np.allclose(np.cross(q[:3], [0, 0, 1.0]), 0.0) and q[2] > 0   # turned back along its own axis
+    assert limbs._within(bent.tolist(), np.radians(120.0)) == bent.tolist()
+    sim = limbs.LimbSimulator()
+    try:
+        source = np.tile(quat.IDENTITY, (len(limbs.LIMB_JOINTS), 1))
+        source[0] = bent
+        chest, neck = sim._stop_limits(source)
+        assert chest == pytest.approx(np.radians(100.0) + limbs.PASSIVE_MARGIN)
+        assert neck == pytest.approx(limbs.PASSIVE_RANGE["neck"])
+    finally:
+        sim.close()
+
+
 def test_kinematic_upper_body_option_follows_the_reference():
     clip = arms_out_clip(1.0)
     take = simulate.simulate(clip, schedule.from_fitness(0.1, fps=30, time_scale=60), out_fps=30,
