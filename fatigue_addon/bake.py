@@ -525,6 +525,7 @@ def write(context, job: BakeJob, take) -> dict:
 def make_report(job: BakeJob, take, action, meshes) -> dict:
     rests = [e for e in take.events if e.get("kind") == "rest"]
     stopped = [e for e in take.events if e.get("kind") == "stopped"]
+    falls = [e for e in take.events if e.get("kind") == "fall"]
     rf = np.asarray(take.residual_force, dtype=np.float64)
     stats = {k: float(v) for k, v in take.stats.items()}
     timings = dict(job.timings)
@@ -555,6 +556,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "rests": len(rests),
         "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
         "fell": bool(take.fell),
+        "fall_frame": int(falls[0].get("frame", 0)) + job.frame_start if falls else None,
         "finished": not stopped,
         "residual_force_max_n": float(np.linalg.norm(rf, axis=1).max()) if rf.size else 0.0,
         "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
@@ -572,7 +574,8 @@ def summary(report: dict) -> str:
     peak = max(report["peak_fatigue"].items(), key=lambda kv: kv[1]) if report["peak_fatigue"] else ("-", 0.0)
     return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
             f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
-            + (", FELL" if report["fell"] else "")
+            + ((f", FELL at frame {report['fall_frame']}" if report.get("fall_frame") is not None else ", FELL")
+               if report["fell"] else "")
             + (f", ends {report['behind_source_m']:.1f} m short of the source's path (shorter tired strides)"
                if report.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M else "")
             + ("" if report.get("finished", True) else ", UNFINISHED: too tired to play the whole source"))

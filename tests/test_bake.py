@@ -214,6 +214,10 @@ def test_a_take_too_tired_to_finish_says_so(registered_addon, monkeypatch):
     assert report["behind_source_m"] < 0.1 and "short of" not in mod("fatigue_addon.bake").summary(report)
     report["behind_source_m"] = 1.234
     assert "ends 1.2 m short of the source's path" in mod("fatigue_addon.bake").summary(report)
+    # A fall says where on the timeline it happened.
+    assert report["fell"] is False and report["fall_frame"] is None
+    report.update(fell=True, fall_frame=57)
+    assert ", FELL at frame 57" in mod("fatigue_addon.bake").summary(report)
 
 
 def test_rebake_replaces_and_reads_the_source(registered_addon):
