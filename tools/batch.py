@@ -35,7 +35,7 @@ PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
 SUMMARY_FIELDS = ("file", "out_file", "variant", "armature", "action", "out_action", "frames", "take_frames",
                   "mode", "seconds_sim", "realtime_x", "duration_stretch", "peak_fatigue_by_region",
-                  "residual_force_bw_mean", "fell", "finished", "behind_source_m", "rests", "wall_s", "status",
+                  "residual_force_bw_mean", "fell", "fall_frame", "finished", "behind_source_m", "rests", "wall_s", "status",
                   "error")
 
 
@@ -238,7 +238,9 @@ def _describe(r: dict) -> str:
     peak = max((r.get("peak_fatigue_by_region") or {"-": 0.0}).items(), key=lambda kv: kv[1])
     return (f"{name}: '{r['out_action']}' {r['take_frames'][1] - r['take_frames'][0] + 1} frames, "
             f"x{r['duration_stretch']:.2f} tempo, peak fatigue {peak[1]:.0%} ({peak[0]}), "
-            f"{r['realtime_x']:.1f}x real time" + (", FELL" if r.get("fell") else "")
+            f"{r['realtime_x']:.1f}x real time"
+            + ((f", FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else ", FELL")
+               if r.get("fell") else "")
             + ("" if r.get("finished", True) else ", UNFINISHED: too tired to play the whole source"))
 
 
@@ -339,7 +341,7 @@ def bake_one(spec: dict) -> dict:
         realtime_x=report["realtime_x"], duration_stretch=report["duration_stretch"],
         peak_fatigue_by_region=report["peak_fatigue_by_region"],
         residual_force_bw_mean=report["residual_force_bw_mean"], fell=report["fell"],
-        finished=report["finished"], rests=report["rests"])
+        fall_frame=report.get("fall_frame"), finished=report["finished"], rests=report["rests"])
     return result
 
 
