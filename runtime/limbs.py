@@ -67,19 +67,6 @@ def _within(q: list, limit: float) -> list:
     return [x * k, y * k, z * k, math.cos(half)]
 
 
-def _multiply(a: list, b: list) -> list:
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return [aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz]
-
-
-def _rotate(q: list, v: list) -> list:
-    x, y, z, w = q
-    tx, ty, tz = 2.0 * (y * v[2] - z * v[1]), 2.0 * (z * v[0] - x * v[2]), 2.0 * (x * v[1] - y * v[0])
-    return [v[0] + w * tx + y * tz - z * ty, v[1] + w * ty + z * tx - x * tz, v[2] + w * tz + x * ty - y * tx]
-
-
 class LimbSimulator:
     """Upper body of the proxy; ``step`` advances it by one SRB step in ``substeps`` pieces."""
 
@@ -252,11 +239,11 @@ class LimbSimulator:
             push = stiffness * (angle - limit) + damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
             if push <= 0.0:
                 continue
-            frame = root_q if up_slot is None else _multiply(root_q, self._stop_state_of(up_slot))
-            torque = _rotate(frame, [-push * u[0], -push * u[1], -push * u[2]])
-            p.applyExternalTorque(self.body, link, torque, p.WORLD_FRAME, physicsClientId=c)
+            frame = root_q if up_slot is None else quat.multiply(root_q, self._stop_state_of(up_slot))
+            torque = quat.rotate(frame, np.array(u) * -push)
+            p.applyExternalTorque(self.body, link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
             if up is not None:
-                p.applyExternalTorque(self.body, up, [-t for t in torque], p.WORLD_FRAME, physicsClientId=c)
+                p.applyExternalTorque(self.body, up, (-torque).tolist(), p.WORLD_FRAME, physicsClientId=c)
 
     def _stop_state_of(self, slot: int) -> list:
         """Current local rotation of limb joint ``slot`` (a stop's parent is itself a stop joint)."""
