@@ -29,6 +29,7 @@ SOLVER_ITERATIONS = 10
 PASSIVE_RANGE = {"chest": math.radians(75.0), "neck": math.radians(60.0)}
 PASSIVE_SAG = 0.05     # rad beyond the end of range at which the tissue carries the whole segment's weight
 PASSIVE_MARGIN = 0.2   # rad: a source pose beyond the range (an acrobat, a cartoon rig) moves the stop past it
+PASSIVE_DAMPING = 2.0  # damping ratio of the stop: overdamped, a segment falling onto it is caught, not bounced
 
 
 def _floats(v) -> list:
@@ -117,7 +118,8 @@ class LimbSimulator:
         """Per joint with an end of range: (limb slot, link, parent link or None for the pelvis,
         slot of the parent or None, range, stiffness, damping).  The stiffness carries the
         segment's largest gravity moment (all links beyond the joint, held horizontal) after
-        PASSIVE_SAG; the damping is critical for their inertia about the joint."""
+        PASSIVE_SAG; the damping is PASSIVE_DAMPING times critical for their inertia about the
+        joint."""
         p, c, body = self.p, self.client, self.body
         count = p.getNumJoints(body, physicsClientId=c)
         parent = [p.getJointInfo(body, j, physicsClientId=c)[16] for j in range(count)]
@@ -136,7 +138,7 @@ class LimbSimulator:
             up = parent[link]
             up_slot = self.joint_index.index(up) if up in self.joint_index else None
             stops.append((LIMB_JOINTS.index(name), link, None if up < 0 else up, up_slot, limit, stiffness,
-                          2.0 * math.sqrt(stiffness * inertia)))
+                          PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
         return stops
 
     @staticmethod

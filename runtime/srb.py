@@ -28,6 +28,7 @@ import quadprog
 from . import lowpass, proxy, quat, repeatable
 from .clip import Y_UP_TO_Z_UP, Clip, angular_velocity
 from .kinematics import ClipKinematics, Kinematics
+from .limbs import LIMB_JOINTS
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
@@ -324,8 +325,10 @@ LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the so
 LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the body drifts back onto the source's path this fast
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
 MAX_GIVE_RATE = 0.5        # rad/s: how fast a tired joint's yield can change
-MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load
+MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load (a hanging arm)
 MAX_KNEE_GIVE = 0.25       # rad (about 15 deg): ... a knee under the body (deeper costs it more, not less)
+MAX_UPRIGHT_GIVE = 0.25    # rad: ... a trunk or neck carrying what is above it (likewise)
+UPRIGHT_JOINTS = ("chest", "neck")
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
@@ -876,6 +879,7 @@ class SrbSimulator:
         self._turn_keep = 1.0 - min(1.0, self.dt / LANDING_TURN_DECAY)
         self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
         self._give = np.zeros(len(limbs.dofs)) if limbs is not None else None
+        self._give_caps = [MAX_UPRIGHT_GIVE if name in UPRIGHT_JOINTS else MAX_GIVE for name in LIMB_JOINTS]
         self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
         self._knee_give = np.zeros(2)   # rad per leg: how far each tired knee yields (see _update_sag)
         self.sag = 0.0              # m: how far the COM target sits below the source's (tired knees)
@@ -1247,7 +1251,9 @@ class SrbSimulator:
     def _limb_give(self, capacity: np.ndarray) -> np.ndarray | None:
         """Effort economy: how far each tired limb joint yields to the load it holds (radians per
         limb DoF, against its smoothed applied torque): economy * load * (1/RC^2 - 1), at most
-        MAX_GIVE per joint.
+        MAX_GIVE per joint; MAX_UPRIGHT_GIVE for trunk and neck, which like a knee under the body
+        hold more the further they give (a tired dancer's trunk slumped 30 degrees, then could not
+        carry the slump and folded onto its end of range).
 
         Why: the fatigue bound alone lets a joint hold any load below RC * tau_max at full
         accuracy, so a tired arm held out at 10 % effort would never move.  People trade
@@ -1262,11 +1268,11 @@ class SrbSimulator:
         load = self._limb_torque * self.body.tau_max_inv[self.limbs.dofs]
         give = -economy * load * _fatigue_cost(capacity)
         k = 0
-        for sph in self.limbs.spherical:
+        for sph, most in zip(self.limbs.spherical, self._give_caps):
             width = 3 if sph else 1
             norm = math.sqrt(give[k:k + width] @ give[k:k + width])
-            if norm > MAX_GIVE:
-                give[k:k + width] *= MAX_GIVE / norm
+            if norm > most:
+                give[k:k + width] *= most / norm
             k += width
         # A posture sags at the pace of fatigue, not of the motion: the yield moves at most
         # MAX_GIVE_RATE.  Unlimited, it followed the load of a fast dance and whipped a tired

@@ -62,9 +62,11 @@ def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range():
     sag = np.degrees(limbs.PASSIVE_SAG)
     # They give way (further than any yield of a tired muscle, 0.5 rad) ...
     assert bend("chest")[-30:].mean() > chest_range - 5.0 and bend("neck")[-30:].mean() > neck_range - 5.0
-    # ... and come to rest on the tissue, within its sag (a fall onto it swings a few degrees past).
-    assert bend("chest")[-30:].mean() < chest_range + 2.0 * sag and bend("chest").max() < chest_range + 10.0
-    assert bend("neck")[-30:].mean() < neck_range + 2.0 * sag and bend("neck").max() < neck_range + 10.0
+    # ... and come to rest on the tissue, within its sag; overdamped, it catches a falling head
+    # or trunk within a few degrees (critically damped, the head swung 10 degrees past).
+    for joint, end in (("chest", chest_range), ("neck", neck_range)):
+        settled = bend(joint)[-30:].mean()
+        assert settled < end + 2.0 * sag and bend(joint).max() < settled + 3.0
     assert not take.fell
 
 
@@ -148,12 +150,19 @@ def test_tired_limbs_yield_to_what_they_hold_and_fresh_ones_do_not():
     assert economical.fatigue["RC"][-1, arms].min() > stubborn.fatigue["RC"][-1, arms].min()
 
 
-def test_a_tired_dancers_head_sags_without_whipping():
+@pytest.fixture(scope="module")
+def tired_dance():
+    """dance_a, 10 s, fitness 0.25 at 40x (the bench's tired condition)."""
+    dance = C.load_deepmimic(C.deepmimic_clip_path("dance_a"))
+    return dance, simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0,
+                                    out_fps=30)
+
+
+def test_a_tired_dancers_head_sags_without_whipping(tired_dance):
     """The yield follows the smoothed load; through a fast dance it swung with the motion and
     whipped a tired head 41 deg in one frame (13 without the economy), the whipping itself
     draining the neck to RC 0.13 (0.52 without).  The yield now changes at the pace of fatigue."""
-    dance = C.load_deepmimic(C.deepmimic_clip_path("dance_a"))
-    take = simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0, out_fps=30)
+    _, take = tired_dance
     neck = [j.name for j in proxy.DEFAULT_JOINTS].index("neck")
     turn = np.degrees(quat.angle_between(take.clip.joint_rots[1:, neck], take.clip.joint_rots[:-1, neck]))
     assert turn.max() < 20.0
@@ -173,3 +182,20 @@ def test_fresh_limbs_are_where_the_source_is_at_the_same_moment():
     slots = [list(dance.joints).index(n) for n in limbs.LIMB_JOINTS]
     error = np.degrees(quat.angle_between(take.clip.joint_rots[:, slots], joints[:, slots]))
     assert error.mean() < 6.0
+
+
+def test_a_tired_dancers_trunk_and_neck_slump_without_folding(tired_dance):
+    """Trunk and neck carry what is above them: like a knee under the body they hold more the
+    further they give.  Allowed an arm's 30 degrees of yield, the tired dancer's chest slumped,
+    could not carry the slump and folded (mean 21 deg from the source, 48 frames beyond 30;
+    neck up to 32 deg); they now yield at most 15 degrees."""
+    dance, take = tired_dance
+    _, _, joints = dance.repeated(max(take.reference_time[-1], dance.duration)).sample_many(take.reference_time)
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+
+    def off_source(joint):
+        i = names.index(joint)
+        return np.degrees(quat.angle_between(take.clip.joint_rots[:, i], joints[:, i]))
+
+    assert off_source("chest").mean() < 17.5 and off_source("neck").max() < 25.0
+    assert off_source("neck").mean() > 3.0      # still tired: the head does sag
