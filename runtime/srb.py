@@ -134,6 +134,7 @@ class Reference:
     floor: float
     standing_com: float       # COM height above the floor when standing upright
     restful: np.ndarray       # (T,) frames where a tired character can stop and rest
+    still: np.ndarray         # (T,) frames where the body stands still (slowing them changes nothing)
     ballistic: np.ndarray     # (T,) ground frames tied to a flight: its push-off and its landing
     support_reach: float      # largest horizontal COM-to-stance-ankle distance the clip itself uses
 
@@ -266,6 +267,9 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     over_feet = np.linalg.norm((hips - ankle.mean(axis=1))[:, :2], axis=1) < REST_HIP_OFFSET * kin_scale(body)
     restful = both & (com[:, 2] - ck.floor_height >= 0.95 * standing) & over_feet
     ballistic = _ballistic_stance(ck.foot_contact, com_vel[:, 2], clip.fps)
+    scale = kin_scale(body)
+    still = (both & (np.linalg.norm(com_vel, axis=1) < STILL_SPEED * scale)
+             & (np.linalg.norm(com_acc, axis=1) < STILL_ACCELERATION * scale))
     reach = np.linalg.norm((com[:, None, :2] - ankle[:, :, :2]), axis=2)          # (T, 2)
     reach = np.where(ck.foot_contact, reach, np.inf).min(axis=1)
     support_reach = float(reach[np.isfinite(reach)].max()) if np.isfinite(reach).any() else 0.5
@@ -275,7 +279,7 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
         # PyBullet hands back link rotations with either sign: sampling between two frames of
         # opposite sign blended a foot through a half turn (tired takes, off-frame phases).
         ankle=ankle, foot_rot=quat.make_continuous(ck.link_rot[:, idx]), contact=ck.foot_contact,
-        floor=ck.floor_height, standing_com=standing, restful=restful, ballistic=ballistic,
+        floor=ck.floor_height, standing_com=standing, restful=restful, still=still, ballistic=ballistic,
         support_reach=support_reach,
     )
 
@@ -331,6 +335,8 @@ MAX_UPRIGHT_GIVE = 0.25    # rad: ... a trunk or neck carrying what is above it 
 UPRIGHT_JOINTS = ("chest", "neck")
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
+STILL_SPEED = 0.1        # m/s (1.62 m body): a centre of mass slower than this, both feet down, ...
+STILL_ACCELERATION = 0.5  # m/s^2 (1.62 m body): ... and accelerating less: the body stands still
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
 LOST_BALANCE_TIME = 0.25 # s off balance before it counts as a fall
 
@@ -911,7 +917,11 @@ class SrbSimulator:
         # Tempo is a choice a tired body makes with a foot on the ground; a flight is ballistic
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
         in_flight = not any(f.stance for f in self.feet)   # (feet touching down now land together)
-        rate = 0.0 if (self.resting or holding) else (self.tempo if r.contact.any() else 1.0)
+        # Standing still, a slower clock changes nothing but the take's length (the legs hold the
+        # same pose either way): the tempo slows motion only (a 60 s idle took 180 s and never
+        # finished).
+        moving = r.contact.any() and not ref.still[ref.frame(phase)]
+        rate = 0.0 if (self.resting or holding) else (self.tempo if moving else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
         launching = 0.0 < rate < 1.0 and bool(ref.ballistic[ref.frame(phase)])

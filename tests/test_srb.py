@@ -1,5 +1,6 @@
 """SRB mode: body, contact-force QP, leg IK, and simulate() end to end (runtime only, no bpy)."""
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -195,6 +196,24 @@ def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
     rest = next(e for e in take.events if e["kind"] == "rest")
     start = rest["frame"]
     assert take.reference_time[start + 10] == pytest.approx(take.reference_time[start], abs=1e-9)
+
+
+def test_standing_still_a_tired_body_keeps_the_clock(kin, body):
+    """Slowing a still pose changes nothing but the take's length: a tired idle (12 s standing,
+    fitness 0.25 at 60x) played at a third of its rate between rests, ran out of take (3x) and
+    never finished.  It rests when it must, and between rests the source runs at full rate."""
+    walk = load("walk")
+    frames = 12 * 30 + 1
+    idle = replace(walk, name="idle", fps=30.0, loop=False, root_pos=np.tile(walk.root_pos[0], (frames, 1)),
+                   root_rot=np.tile(walk.root_rot[0], (frames, 1)),
+                   joint_rots=np.tile(quat.IDENTITY, (frames, len(proxy.DEFAULT_JOINTS), 1)))
+    take = simulate.simulate(idle, schedule.from_fitness(0.25, fps=30, time_scale=60), out_fps=30)
+    kinds = [e["kind"] for e in take.events]
+    assert "rest" in kinds and "stopped" not in kinds and not take.fell
+    rate = np.diff(take.reference_time) * 30.0
+    assert rate[metrics.moving_frames(take)[1:]].mean() > 0.9
+    # A walk never stands still (its tired tempo still slows: see the exhausted walker).
+    assert not srb.build_reference(walk, kin.analyse(walk), body).still.any()
 
 
 def test_a_rest_that_stops_paying_ends_and_says_so(stalled_walk):
