@@ -175,7 +175,10 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         col = layout.column(align=True)
         col.label(text=f"{r['action']}: frames {r['take_frames'][0]}-{r['take_frames'][1]}", icon="ACTION")
         col.label(text=f"Tempo: x{r['duration_stretch']:.2f} of the source ({r['mode']})")
-        col.label(text=f"Rests: {r['rests']}" + ("   FELL" if r.get("fell") else ""))
+        fell = ""
+        if r.get("fell"):
+            fell = f"   FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else "   FELL"
+        col.label(text=f"Rests: {r['rests']}{fell}", icon="ERROR" if fell else "NONE")
         from ..fatigue_addon.bake import BEHIND_NOTICE_M
         if r.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M:
             col.label(text=f"Shorter strides: ends {r['behind_source_m']:.1f} m short of the source's path")
