@@ -335,6 +335,7 @@ MAX_UPRIGHT_GIVE = 0.25    # rad: ... a trunk or neck carrying what is above it 
 UPRIGHT_JOINTS = ("chest", "neck")
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
+REST_ANKLE_EFFORT = 0.5  # a resting body stands no further ahead of its ankles than costs them this share of what they have left
 STILL_SPEED = 0.1        # m/s (1.62 m body): a centre of mass slower than this, both feet down, ...
 STILL_ACCELERATION = 0.5  # m/s^2 (1.62 m body): ... and accelerating less: the body stands still
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
@@ -918,10 +919,12 @@ class SrbSimulator:
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
         in_flight = not any(f.stance for f in self.feet)   # (feet touching down now land together)
         # Standing still, a slower clock changes nothing but the take's length (the legs hold the
-        # same pose either way): the tempo slows motion only (a 60 s idle took 180 s and never
-        # finished).
-        moving = r.contact.any() and not ref.still[ref.frame(phase)]
-        rate = 0.0 if (self.resting or holding) else (self.tempo if moving else 1.0)
+        # same pose either way): the tempo slows motion only, and a rest postpones motion only
+        # (the still source plays on while the body stands easy).  A 60 s idle took 180 s and
+        # never finished.
+        still = bool(ref.still[ref.frame(phase)])
+        moving = r.contact.any() and not still
+        rate = 0.0 if (holding or (self.resting and not still)) else (self.tempo if moving else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
         launching = 0.0 < rate < 1.0 and bool(ref.ballistic[ref.frame(phase)])
@@ -951,8 +954,7 @@ class SrbSimulator:
             self.stride = self._takeoff_pace
         if self.resting:
             # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
-            centre = np.mean([r.ankle[k] + self.feet[k].offset + _qmat(r.foot_rot[k]) @ body.sole_centre
-                              for k in range(2)], axis=0)
+            centre = self._rest_centre(r)
             p_r = np.array([centre[0], centre[1], self._rest_height(r, centre)])
         v_r = self.rule_velocity(r, rate)
         acc_ff = r.com_acc * (rate * rate)
@@ -1190,6 +1192,29 @@ class SrbSimulator:
         if self.stride < 1.0:
             v[:2] *= self.stride
         return v
+
+    def _rest_centre(self, r: "RefSample") -> np.ndarray:
+        """Where a resting body stands: over the middle of its soles, or nearer its ankles where
+        they are too weak to hold it that far ahead of them.
+
+        Why: over the sole centre (4-5 cm ahead of the ankles, as in quiet standing) each ankle
+        holds half the body weight on that lever, about 11 % of its strength: more than an
+        exhausted ankle sustains (the published 3CC holds about 2 % indefinitely at fitness 0),
+        so an exhausted idle drained its ankles and collapsed.  Standing further back costs the
+        ankles less (at most REST_ANKLE_EFFORT of what they have left), the sole still under
+        the body."""
+        body = self.body
+        points = []
+        for k in range(2):
+            lever = _qmat(r.foot_rot[k]) @ body.sole_centre
+            ahead = math.sqrt(lever[0] * lever[0] + lever[1] * lever[1])
+            share = 1.0
+            if self.fatigue is not None and ahead > 1e-9:
+                dofs = body.leg_dofs[k, 4:]
+                holds = float((self.fatigue.model.residual_capacity[dofs] * body.tau_max[dofs]).min())
+                share = min(1.0, REST_ANKLE_EFFORT * holds / (0.5 * body.mass * -GRAVITY[2] * ahead))
+            points.append(r.ankle[k] + self.feet[k].offset + np.array([share * lever[0], share * lever[1], lever[2]]))
+        return np.mean(points, axis=0)
 
     def _rest_height(self, r: "RefSample", centre: np.ndarray) -> float:
         """Centre-of-mass height of a rest over ``centre``: each hip as high as a nearly straight
