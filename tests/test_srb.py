@@ -31,6 +31,15 @@ def load(name):
     return C.load_deepmimic(C.deepmimic_clip_path(name))
 
 
+def idle_clip(seconds: float) -> C.Clip:
+    """Standing still, upright, arms down (the proxy's rest pose) where the walk starts."""
+    walk = load("walk")
+    frames = int(round(seconds * 30)) + 1
+    return replace(walk, name="idle", fps=30.0, loop=False, root_pos=np.tile(walk.root_pos[0], (frames, 1)),
+                   root_rot=np.tile(walk.root_rot[0], (frames, 1)),
+                   joint_rots=np.tile(quat.IDENTITY, (frames, len(proxy.DEFAULT_JOINTS), 1)))
+
+
 def test_body_matches_the_proxy(body):
     assert body.mass == pytest.approx(45.0)
     np.testing.assert_allclose(body.inertia, body.inertia.T, atol=1e-12)
@@ -202,11 +211,8 @@ def test_standing_still_a_tired_body_keeps_the_clock(kin, body):
     """Slowing a still pose changes nothing but the take's length: a tired idle (12 s standing,
     fitness 0.25 at 60x) played at a third of its rate between rests, ran out of take (3x) and
     never finished.  It rests when it must (standing easy), and the still source plays on."""
-    walk = load("walk")
-    frames = 12 * 30 + 1
-    idle = replace(walk, name="idle", fps=30.0, loop=False, root_pos=np.tile(walk.root_pos[0], (frames, 1)),
-                   root_rot=np.tile(walk.root_rot[0], (frames, 1)),
-                   joint_rots=np.tile(quat.IDENTITY, (frames, len(proxy.DEFAULT_JOINTS), 1)))
+    walk, idle = load("walk"), idle_clip(12.0)
+    assert srb.build_reference(idle, kin.analyse(idle), body).still.all()
     take = simulate.simulate(idle, schedule.from_fitness(0.25, fps=30, time_scale=60), out_fps=30)
     kinds = [e["kind"] for e in take.events]
     assert "rest" in kinds and "stopped" not in kinds and not take.fell
@@ -220,12 +226,7 @@ def test_an_exhausted_idle_stands_over_its_ankles_instead_of_collapsing():
     exhausted one sustains: a 60 s idle at the Exhausted preset drained its ankles and collapsed
     at 46 s (at 15 s when its rests also stopped the clock).  Resting, it now stands nearer its
     ankles, as far ahead as they can still easily hold."""
-    walk = load("walk")
-    frames = 60 * 30 + 1
-    idle = replace(walk, name="idle", fps=30.0, loop=False, root_pos=np.tile(walk.root_pos[0], (frames, 1)),
-                   root_rot=np.tile(walk.root_rot[0], (frames, 1)),
-                   joint_rots=np.tile(quat.IDENTITY, (frames, len(proxy.DEFAULT_JOINTS), 1)))
-    take = simulate.simulate(idle, schedule.from_preset("Exhausted", fps=30), out_fps=30)
+    take = simulate.simulate(idle_clip(60.0), schedule.from_preset("Exhausted", fps=30), out_fps=30)
     kinds = [e["kind"] for e in take.events]
     assert not take.fell and "rest" in kinds and "stopped" not in kinds
     legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
