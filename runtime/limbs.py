@@ -49,9 +49,9 @@ def _yielded(rotations: np.ndarray, give: np.ndarray, spherical: list[bool]) -> 
     return out
 
 
-def _angle(q) -> float:
-    """Rotation angle (radians, 0..pi) of a unit quaternion."""
-    x, y, z, w = (float(v) for v in q)
+def _angle(q: list) -> float:
+    """Rotation angle (radians, 0..pi) of a unit quaternion (x, y, z, w floats)."""
+    x, y, z, w = q
     return 2.0 * math.atan2(math.sqrt(x * x + y * y + z * z), abs(w))
 
 
@@ -181,7 +181,7 @@ class LimbSimulator:
         slots = self.joint_slots
         source_q = np.asarray(targets)[slots]
         target_q = source_q if give is None else _yielded(source_q, give, self.spherical)
-        limits = self._stop_limits(source_q)
+        limits = self._stop_limits(source_q.tolist())
         target_q = target_q.tolist()
         for (slot, *_), limit in zip(self._stops, limits):
             target_q[slot] = _within(target_q[slot], limit)   # a tired joint yields up to its stop, not into it
@@ -220,7 +220,7 @@ class LimbSimulator:
         self._last = np.array(applied) / substeps
         return self._last
 
-    def _stop_limits(self, source_q: np.ndarray) -> list[float]:
+    def _stop_limits(self, source_q: list) -> list[float]:
         """Each stop's range for this step: the anatomical one, or past a source pose beyond it."""
         return [max(limit, _angle(source_q[slot]) + PASSIVE_MARGIN) for slot, _, _, _, limit, _, _ in self._stops]
 

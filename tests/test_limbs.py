@@ -82,7 +82,7 @@ def test_end_of_range_yields_to_a_source_pose_beyond_it():
     try:
         source = np.tile(quat.IDENTITY, (len(limbs.LIMB_JOINTS), 1))
         source[0] = bent
-        chest, neck = sim._stop_limits(source)
+        chest, neck = sim._stop_limits(source.tolist())
         assert chest == pytest.approx(np.radians(100.0) + limbs.PASSIVE_MARGIN)
         assert neck == pytest.approx(limbs.PASSIVE_RANGE["neck"])
     finally:
