@@ -336,6 +336,7 @@ UPRIGHT_JOINTS = ("chest", "neck")
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
 REST_ANKLE_EFFORT = 0.5  # a resting body stands no further ahead of its ankles than costs them this share of what they have left
+REST_WAIT = 1.0          # s a tired body waits for a restful moment before resting where it can
 STILL_SPEED = 0.1        # m/s (1.62 m body): a centre of mass slower than this, both feet down, ...
 STILL_ACCELERATION = 0.5  # m/s^2 (1.62 m body): ... and accelerating less: the body stands still
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
@@ -874,6 +875,7 @@ class SrbSimulator:
         self.fallen = False
         self.residual_moment = np.zeros(3)
         self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
+        self._rest_wanted = None    # time the legs first needed a rest that has not come yet
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
         self.stride = 1.0           # share of the source's ground speed the body aims for (tired strides)
@@ -1389,7 +1391,14 @@ class SrbSimulator:
         # Rest where a person would: both feet down, upright, hips over the feet (until then the
         # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
         # motion that never offers such a moment would otherwise carry the body until it falls.
-        restful = bool(self.ref.restful[self.ref.frame(self.phase)]) or rc_eff < s.exhausted_rc
+        # And one that has waited REST_WAIT for such a moment takes the next one both feet are
+        # down: a dance with no restful moment carried the tired body until a knee gave way.
+        if rc_eff >= s.rest_rc:
+            self._rest_wanted = None
+        elif self._rest_wanted is None:
+            self._rest_wanted = self.time
+        waited = self._rest_wanted is not None and self.time - self._rest_wanted >= REST_WAIT
+        restful = bool(self.ref.restful[self.ref.frame(self.phase)]) or rc_eff < s.exhausted_rc or waited
         if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and (self.phase >= self._no_rest_before or ended):
             self.resting = True
             self._rest_best, self._rest_best_time = float(rc.min()), self.time

@@ -233,6 +233,16 @@ def test_an_exhausted_idle_stands_over_its_ankles_instead_of_collapsing():
     assert take.fatigue["RC"][-1, legs].min() > 0.05
 
 
+def test_a_tired_dancer_with_no_restful_moment_rests_where_it_can_before_a_knee_gives_way():
+    """dance_b never stands upright over both feet: at fitness 0 (20x) its legs sank below the rest
+    threshold and it danced on, waiting for a restful moment, until a standing knee gave way
+    (21.6 s).  After REST_WAIT it rests at the next moment both feet are down."""
+    take = simulate.simulate(load("dance_b"), schedule.from_fitness(0.0, fps=30, time_scale=20), seconds=20.0,
+                             out_fps=30)
+    assert not take.fell
+    assert any(e["kind"] == "rest" for e in take.events)
+
+
 def test_a_rest_that_stops_paying_ends_and_says_so(stalled_walk):
     take = stalled_walk
     assert not take.fell
