@@ -472,7 +472,6 @@ def write(context, job: BakeJob, take) -> dict:
     settings = obj.fatigue_settings
     name = job.take_name or job.source + SUFFIX
     existed = bpy.data.actions.get(name)
-    T = take.frames
     curves = joint_curves(take)
     extra = []
     bones_with_curves = []
