@@ -955,7 +955,8 @@ class SrbSimulator:
             # stride it ran ahead, and the landing pulled the body back up to speed).
             self.stride = self._takeoff_pace
         if self.resting:
-            # Rest upright, centred over the feet: anything else keeps the tired legs loaded.
+            # Rest upright over the feet (nearer the ankles when they are weak): anything else
+            # keeps the tired legs loaded.
             centre = self._rest_centre(r)
             p_r = np.array([centre[0], centre[1], self._rest_height(r, centre)])
         v_r = self.rule_velocity(r, rate)
