@@ -14,6 +14,7 @@ instead of swinging round the joint (an exhausted trunk and neck had turned 60-1
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,23 +50,34 @@ def _yielded(rotations: np.ndarray, give: np.ndarray, spherical: list[bool]) -> 
     return out
 
 
-def _angle(q: list) -> float:
-    """Rotation angle (radians, 0..pi) of a unit quaternion (x, y, z, w floats)."""
+def _axis_angle(q: list) -> tuple[list, float]:
+    """Unit rotation axis and angle (radians, 0..pi) of a unit quaternion (x, y, z, w floats)."""
     x, y, z, w = q
-    return 2.0 * math.atan2(math.sqrt(x * x + y * y + z * z), abs(w))
+    s = math.sqrt(x * x + y * y + z * z)
+    if s < 1e-12:
+        return [0.0, 0.0, 1.0], 0.0
+    k = (1.0 if w >= 0.0 else -1.0) / s
+    return [x * k, y * k, z * k], 2.0 * math.atan2(s, abs(w))
 
 
 def _within(q: list, limit: float) -> list:
     """``q`` turned back along its own axis to at most ``limit`` radians."""
-    angle = _angle(q)
+    axis, angle = _axis_angle(q)
     if angle <= limit:
         return q
-    x, y, z, w = q
-    s = math.sqrt(x * x + y * y + z * z)
-    sign = 1.0 if w >= 0.0 else -1.0
-    half = 0.5 * limit
-    k = sign * math.sin(half) / s
-    return [x * k, y * k, z * k, math.cos(half)]
+    sin_half = math.sin(0.5 * limit)
+    return [axis[0] * sin_half, axis[1] * sin_half, axis[2] * sin_half, math.cos(0.5 * limit)]
+
+
+class PassiveStop(NamedTuple):
+    """A joint's end of range (see PASSIVE_RANGE)."""
+    slot: int                  # index in LIMB_JOINTS
+    link: int
+    parent: int | None         # parent link (None: the pelvis, which does not move here)
+    parent_slot: int | None    # its index in LIMB_JOINTS when it is itself a limb joint
+    range: float               # rad from upright
+    stiffness: float           # N*m/rad beyond the range
+    damping: float             # N*m*s/rad
 
 
 class LimbSimulator:
@@ -114,12 +126,10 @@ class LimbSimulator:
                 pybullet.setJointMotorControl2(self.body, j, pybullet.VELOCITY_CONTROL, force=0,
                                                physicsClientId=self.client)
 
-    def _passive_stops(self, links: dict) -> list[tuple]:
-        """Per joint with an end of range: (limb slot, link, parent link or None for the pelvis,
-        slot of the parent or None, range, stiffness, damping).  The stiffness carries the
-        segment's largest gravity moment (all links beyond the joint, held horizontal) after
-        PASSIVE_SAG; the damping is PASSIVE_DAMPING times critical for their inertia about the
-        joint."""
+    def _passive_stops(self, links: dict) -> list[PassiveStop]:
+        """The trunk's and neck's ends of range.  The stiffness carries the segment's largest
+        gravity moment (all links beyond the joint, held horizontal) after PASSIVE_SAG; the
+        damping is PASSIVE_DAMPING times critical for their inertia about the joint."""
         p, c, body = self.p, self.client, self.body
         count = p.getNumJoints(body, physicsClientId=c)
         parent = [p.getJointInfo(body, j, physicsClientId=c)[16] for j in range(count)]
@@ -136,9 +146,10 @@ class LimbSimulator:
             inertia = float(masses @ np.einsum("ij,ij->i", centres, centres))
             stiffness = mass * 9.81 * arm / PASSIVE_SAG
             up = parent[link]
-            up_slot = self.joint_index.index(up) if up in self.joint_index else None
-            stops.append((LIMB_JOINTS.index(name), link, None if up < 0 else up, up_slot, limit, stiffness,
-                          PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
+            stops.append(PassiveStop(
+                slot=LIMB_JOINTS.index(name), link=link, parent=None if up < 0 else up,
+                parent_slot=self.joint_index.index(up) if up in self.joint_index else None, range=limit,
+                stiffness=stiffness, damping=PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
         return stops
 
     @staticmethod
@@ -162,8 +173,8 @@ class LimbSimulator:
             q = joint_rots[slot]
             value = list(q) if sph else [2.0 * repeatable.arctan2(q[2], q[3])]
             p.resetJointStateMultiDof(self.body, j, targetValue=value, physicsClientId=c)
-        self._stop_state = [(_floats(joint_rots[self.joint_slots[slot]]), [0.0, 0.0, 0.0])
-                            for slot, *_ in self._stops]
+        self._stop_state = [(_floats(joint_rots[self.joint_slots[stop.slot]]), [0.0, 0.0, 0.0])
+                            for stop in self._stops]
 
     def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float,
              give: np.ndarray | None = None) -> np.ndarray:
@@ -183,8 +194,8 @@ class LimbSimulator:
         target_q = source_q if give is None else _yielded(source_q, give, self.spherical)
         limits = self._stop_limits(source_q.tolist())
         target_q = target_q.tolist()
-        for (slot, *_), limit in zip(self._stops, limits):
-            target_q[slot] = _within(target_q[slot], limit)   # a tired joint yields up to its stop, not into it
+        for stop, limit in zip(self._stops, limits):   # a tired joint yields up to its stop, not into it
+            target_q[stop.slot] = _within(target_q[stop.slot], limit)
         target_w = np.asarray(target_vel)[slots].tolist()
         cap = _floats(caps)
         last = self._last.tolist()
@@ -216,43 +227,32 @@ class LimbSimulator:
             states = p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=c)
             now = [v for st in states for v in st[3]]
             applied = [a + b for a, b in zip(applied, now)]
-            self._stop_state = [(states[slot][0], states[slot][1]) for slot, *_ in self._stops]
+            self._stop_state = [(states[stop.slot][0], states[stop.slot][1]) for stop in self._stops]
         self._last = np.array(applied) / substeps
         return self._last
 
     def _stop_limits(self, source_q: list) -> list[float]:
         """Each stop's range for this step: the anatomical one, or past a source pose beyond it."""
-        return [max(limit, _angle(source_q[slot]) + PASSIVE_MARGIN) for slot, _, _, _, limit, _, _ in self._stops]
+        return [max(stop.range, _axis_angle(source_q[stop.slot])[1] + PASSIVE_MARGIN) for stop in self._stops]
 
     def _press_stops(self, root_q: list, limits: list[float]) -> None:
         """Passive tissue at the end of range: a spring-damper pushing the joint back inside it,
         applied as equal and opposite torques on the link and its parent (PyBullet clears
         external torques after every step, so this runs before each one)."""
         p, c = self.p, self.client
-        for (slot, link, up, up_slot, _, stiffness, damping), limit, (q, w) in zip(
-                self._stops, limits, self._stop_state):
-            x, y, z, qw = q
-            s = math.sqrt(x * x + y * y + z * z)
-            angle = 2.0 * math.atan2(s, abs(qw))
+        rotations = {stop.slot: q for stop, (q, _) in zip(self._stops, self._stop_state)}
+        for stop, limit, (q, w) in zip(self._stops, limits, self._stop_state):
+            u, angle = _axis_angle(q)
             if angle <= limit:
                 continue
-            sign = 1.0 if qw >= 0.0 else -1.0
-            u = [sign * x / s, sign * y / s, sign * z / s]
-            push = stiffness * (angle - limit) + damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
+            push = stop.stiffness * (angle - limit) + stop.damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
             if push <= 0.0:
                 continue
-            frame = root_q if up_slot is None else quat.multiply(root_q, self._stop_state_of(up_slot))
+            frame = root_q if stop.parent_slot is None else quat.multiply(root_q, list(rotations[stop.parent_slot]))
             torque = quat.rotate(frame, np.array(u) * -push)
-            p.applyExternalTorque(self.body, link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
-            if up is not None:
-                p.applyExternalTorque(self.body, up, (-torque).tolist(), p.WORLD_FRAME, physicsClientId=c)
-
-    def _stop_state_of(self, slot: int) -> list:
-        """Current local rotation of limb joint ``slot`` (a stop's parent is itself a stop joint)."""
-        for (s, *_), (q, _) in zip(self._stops, self._stop_state):
-            if s == slot:
-                return list(q)
-        raise KeyError(slot)
+            p.applyExternalTorque(self.body, stop.link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
+            if stop.parent is not None:
+                p.applyExternalTorque(self.body, stop.parent, (-torque).tolist(), p.WORLD_FRAME, physicsClientId=c)
 
     @staticmethod
     def _ball_cap(caps: np.ndarray, last: np.ndarray) -> float:
