@@ -74,7 +74,7 @@ class PassiveStop(NamedTuple):
     slot: int                  # index in LIMB_JOINTS
     link: int
     parent: int | None         # parent link (None: the pelvis, which does not move here)
-    parent_slot: int | None    # its index in LIMB_JOINTS when it is itself a limb joint
+    parent_stop: int | None    # index of the parent's own stop (its rotation turns the torque)
     range: float               # rad from upright
     stiffness: float           # N*m/rad beyond the range
     damping: float             # N*m*s/rad
@@ -134,7 +134,7 @@ class LimbSimulator:
         count = p.getNumJoints(body, physicsClientId=c)
         parent = [p.getJointInfo(body, j, physicsClientId=c)[16] for j in range(count)]
         states = [p.getLinkState(body, j, computeForwardKinematics=1, physicsClientId=c) for j in range(count)]
-        stops = []
+        stops: list[PassiveStop] = []
         for name, limit in PASSIVE_RANGE.items():
             link = links[name]
             beyond = [j for j in range(count) if self._descends(j, link, parent)]
@@ -146,10 +146,12 @@ class LimbSimulator:
             inertia = float(masses @ np.einsum("ij,ij->i", centres, centres))
             stiffness = mass * 9.81 * arm / PASSIVE_SAG
             up = parent[link]
+            up_stop = next((i for i, stop in enumerate(stops) if stop.link == up), None)
+            if up_stop is None and up in self.joint_index:
+                raise ValueError(f"end of range of {name}: its parent joint needs one too (listed before it)")
             stops.append(PassiveStop(
-                slot=LIMB_JOINTS.index(name), link=link, parent=None if up < 0 else up,
-                parent_slot=self.joint_index.index(up) if up in self.joint_index else None, range=limit,
-                stiffness=stiffness, damping=PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
+                slot=LIMB_JOINTS.index(name), link=link, parent=None if up < 0 else up, parent_stop=up_stop,
+                range=limit, stiffness=stiffness, damping=PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
         return stops
 
     @staticmethod
@@ -240,7 +242,6 @@ class LimbSimulator:
         applied as equal and opposite torques on the link and its parent (PyBullet clears
         external torques after every step, so this runs before each one)."""
         p, c = self.p, self.client
-        rotations = {stop.slot: q for stop, (q, _) in zip(self._stops, self._stop_state)}
         for stop, limit, (q, w) in zip(self._stops, limits, self._stop_state):
             u, angle = _axis_angle(q)
             if angle <= limit:
@@ -248,7 +249,8 @@ class LimbSimulator:
             push = stop.stiffness * (angle - limit) + stop.damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
             if push <= 0.0:
                 continue
-            frame = root_q if stop.parent_slot is None else quat.multiply(root_q, list(rotations[stop.parent_slot]))
+            frame = (root_q if stop.parent_stop is None
+                     else quat.multiply(root_q, list(self._stop_state[stop.parent_stop][0])))
             torque = quat.rotate(frame, np.array(u) * -push)
             p.applyExternalTorque(self.body, stop.link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
             if stop.parent is not None:

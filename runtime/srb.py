@@ -924,12 +924,13 @@ class SrbSimulator:
         # same pose either way): the tempo slows motion only, and a rest postpones motion only
         # (the still source plays on while the body stands easy).  A 60 s idle took 180 s and
         # never finished.
-        still = bool(ref.still[ref.frame(phase)])
+        frame = ref.frame(phase)
+        still = bool(ref.still[frame])
         moving = r.contact.any() and not still
         rate = 0.0 if (holding or (self.resting and not still)) else (self.tempo if moving else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
-        launching = 0.0 < rate < 1.0 and bool(ref.ballistic[ref.frame(phase)])
+        launching = 0.0 < rate < 1.0 and bool(ref.ballistic[frame])
         self._update_sag(r)
         p_r = self.com_target(r)
         # Where gravity keeps the clock (see _single_support_rate: a run's stances, a dance's falls
