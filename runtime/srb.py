@@ -188,6 +188,18 @@ class Reference:
         q /= np.sqrt((q * q).sum(axis=-1))[..., None]
         return RefSample(v, q, self.contact[i + (a > 0.5)], batch=True)
 
+    def next_both_down(self, phase: float) -> float:
+        """Phase of the next frame (from ``phase`` on) with both feet down; infinity if none."""
+        table = self.__dict__.get("_both_ahead")
+        if table is None:
+            both = self.contact.all(axis=1)
+            table = np.full(len(both) + 1, np.inf)
+            for t in range(len(both) - 1, -1, -1):
+                table[t] = t / self.clip.fps if both[t] else table[t + 1]
+            object.__setattr__(self, "_both_ahead", table)
+        i, a = self.index(phase)
+        return float(table[i + (1 if a > 0 else 0)])
+
     def next_contact_start(self, side: int, phase: float) -> float | None:
         """Phase at which the foot's next reference stance begins (None if never)."""
         i, _ = self.index(phase)
@@ -341,6 +353,12 @@ STILL_SPEED = 0.1        # m/s (1.62 m body): a centre of mass slower than this,
 STILL_ACCELERATION = 0.5  # m/s^2 (1.62 m body): ... and accelerating less: the body stands still
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
 LOST_BALANCE_TIME = 0.25 # s off balance before it counts as a fall
+CARRY_SINKING = 0.04     # m (1.62 m body): a body this far below its target on its feet (smoothed) ...
+CARRY_SMOOTHING = 0.5    # s: ... over about this long, is not carried by its legs: it rests
+CARRY_RISE = 0.3         # m/s (1.62 m body): ... not counting while its target rises faster than this
+STOP_AHEAD = 0.3         # s of source: a rest due this long before both feet come down stops the body where it is
+CATCH_TIME = 0.25        # s: a foot put down to stop takes this long to reach the floor
+CATCH_REACH = 0.5        # m (1.62 m body): ... and lands at most this far from under its hip
 
 
 def kin_scale(body: "Body") -> float:
@@ -728,6 +746,7 @@ class _Foot:
     airborne: bool = False        # the swing foot has left the floor (so it can land early)
     early: bool = False           # landed before the reference's contact while the other foot stood
     anchor: np.ndarray | None = None   # where an early-landed foot stands (world ankle)
+    catch: tuple | None = None    # being put down to stop: (world ankle at the start, start time)
 
 
 TOE_PIVOT_REACH = 0.999     # hip-ankle distance over leg length a stance foot keeps within (toe pivot)
@@ -876,6 +895,11 @@ class SrbSimulator:
         self.residual_moment = np.zeros(3)
         self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
         self._rest_wanted = None    # time the legs first needed a rest that has not come yet
+        self._rest_due = False      # the legs need a rest now and the motion offers none: make one
+        self._sinking = 0.0         # m: how far the body has stayed below its target on its feet (smoothed)
+        self.stopping = False       # putting the free foot down to rest (the clock stands still meanwhile)
+        self._stopped = False       # the current rest began with a stop
+        self._sinking_blend = min(1.0, self.dt / CARRY_SMOOTHING)
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
         self.stride = 1.0           # share of the source's ground speed the body aims for (tired strides)
@@ -927,7 +951,15 @@ class SrbSimulator:
         frame = ref.frame(phase)
         still = bool(ref.still[frame])
         moving = r.contact.any() and not still
-        rate = 0.0 if (holding or (self.resting and not still)) else (self.tempo if moving else 1.0)
+        if (self._rest_due and not self.stopping and not self.resting and not in_flight
+                and sum(f.stance for f in self.feet) == 1
+                and ref.next_both_down(phase) - phase > STOP_AHEAD):
+            # A rest is due and the motion will not put both feet down soon (a run, a spin, a
+            # kick that lost its balance): the body stops where it is and puts its free foot down.
+            self.stopping = True
+            self._continue_from_here(r)
+            self.events.append({"time": self.time, "frame": int(round(self.time * 30)), "kind": "halt"})
+        rate = 0.0 if (holding or ((self.resting or self.stopping) and not still)) else (self.tempo if moving else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
         launching = 0.0 < rate < 1.0 and bool(ref.ballistic[frame])
@@ -991,13 +1023,15 @@ class SrbSimulator:
                     foot.early, foot.anchor = False, None
                 else:                # stands where it landed while the reference foot still swings
                     foot.offset = foot.anchor - ankle_r
-            if foot.stance and not contact_r[k] and not self.resting and not foot.early:
+            if foot.stance and not contact_r[k] and not (self.resting or self.stopping) and not foot.early:
                 foot.stance = False
                 foot.airborne = False
                 foot.lift_offset = foot.offset.copy()
                 foot.lift_phase = phase
                 foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
-            if not foot.stance:
+            if not foot.stance and self.stopping:
+                self._put_down(k, foot, r, ankle_r, p_r)
+            elif not foot.stance:
                 target = np.zeros(3)
                 target[:2] = (self.shift[:2] + self.lag[:2] + s.raibert_kp * (self.p[:2] - p_r[:2])
                               + s.raibert_kv * (self.v[:2] - v_r[:2]))
@@ -1172,6 +1206,40 @@ class SrbSimulator:
         self.phase = next_phase
         self._support = support
         self._check_fall(r.rot)
+
+    def _put_down(self, k: int, foot: "_Foot", r: "RefSample", ankle_r: np.ndarray, p_r: np.ndarray) -> None:
+        """Move the free foot of a stopping body to the floor over CATCH_TIME, towards its hip
+        moved by the capture point's lead (where the body would come to rest, x + v / omega;
+        followed as the body moves), so the body stops between its feet.  On the floor it stands
+        there (an early landing) and the rest begins."""
+        body, ref = self.body, self.ref
+        lift = np.array([0.0, 0.0, self.p[2] - p_r[2]])       # a swing foot moves with the body's height
+        if foot.catch is None:
+            foot.catch = (ankle_r + foot.offset + lift, self.time)
+        start, began = foot.catch
+        R = _qmat(self.q)
+        root_R = R @ _qmat(r.root_rel)
+        hip = self.p + R @ r.root_offset + root_R @ body.hip[k]
+        height = max(self.p[2] - ref.floor, 0.3 * kin_scale(body))
+        lead = self.v[:2] * math.sqrt(height / 9.81)
+        reach = CATCH_REACH * kin_scale(body)
+        norm = math.sqrt(lead @ lead)
+        if norm > reach:
+            lead = lead * (reach / norm)
+        anchor = np.array([hip[0] + lead[0], hip[1] + lead[1], ref.floor - body.sole_drop])
+        u = min((self.time + self.dt - began) / CATCH_TIME, 1.0)
+        at = start + _smoothstep(u) * (anchor - start)
+        if u < 1.0:
+            foot.offset = at - ankle_r - lift
+            return
+        foot.stance, foot.early, foot.anchor, foot.catch = True, True, anchor, None
+        foot.offset = anchor - ankle_r
+
+    def _continue_from_here(self, r: "RefSample") -> None:
+        """The motion goes on from where the body is (stopping, resuming after a rest), drifting
+        back onto the source's path as after a short landing (see com_target): a body that has
+        stopped off the source's path does not lunge back to it."""
+        self.shift[:2] = self.p[:2] - r.com[:2] - self.lag[:2]
 
     def com_target(self, r: "RefSample") -> np.ndarray:
         """Where the centre of mass should be at reference sample ``r``: the source's, moved by
@@ -1369,6 +1437,10 @@ class SrbSimulator:
             return
         s = self.s
         dofs = self._leg_dofs
+        if self.v_target[2] < CARRY_RISE * kin_scale(self.body):
+            # (A take-off the tired legs push less high is fatigue showing, not legs giving way.)
+            below = (self.p_target[2] - self.p[2]) if any(f.stance for f in self.feet) and not self.resting else 0.0
+            self._sinking += (below - self._sinking) * self._sinking_blend
         rc = self.fatigue.model.residual_capacity[dofs]
         loaded = self.load_avg[dofs] > 0.02
         rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
@@ -1386,6 +1458,8 @@ class SrbSimulator:
                 # gives back): carry on slowly; rest again only after some of the motion.
                 self.resting = False
                 self._no_rest_before = self.phase + s.min_motion_between_rests
+                if self._stopped:       # a rest it stopped for: go on from where it stands
+                    self._continue_from_here(self.ref.sample(self.phase))
                 self.events.append({"time": self.time, "frame": frame, "kind": "resume",
                                     "reason": "recovered" if weakest >= s.resume_rc else "recovery stalled"})
             return
@@ -1395,16 +1469,27 @@ class SrbSimulator:
         # motion that never offers such a moment would otherwise carry the body until it falls.
         # And one that has waited REST_WAIT for such a moment takes the next one both feet are
         # down: a dance with no restful moment carried the tired body until a knee gave way.
+        # Legs that no longer hold the body up (it stays below its target on its feet, an
+        # exhausted run sinking stride by stride) cannot carry the motion, whatever capacity
+        # they show: that needs a rest too.
+        failing = self._sinking > CARRY_SINKING * kin_scale(self.body)
+        if failing:
+            rc_eff = min(rc_eff, s.exhausted_rc - 1e-9)
         if rc_eff >= s.rest_rc:
             self._rest_wanted = None
         elif self._rest_wanted is None:
             self._rest_wanted = self.time
         waited = self._rest_wanted is not None and self.time - self._rest_wanted >= REST_WAIT
+        allowed = self.phase >= self._no_rest_before or ended
+        self._rest_due = rc_eff < s.rest_rc and (rc_eff < s.exhausted_rc or waited) and allowed
         restful = bool(self.ref.restful[self.ref.frame(self.phase)]) or rc_eff < s.exhausted_rc or waited
-        if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and (self.phase >= self._no_rest_before or ended):
+        if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and allowed:
+            self._stopped, self._rest_due, self.stopping = self.stopping, False, False
             self.resting = True
             self._rest_best, self._rest_best_time = float(rc.min()), self.time
             self.events.append({"time": self.time, "frame": frame, "kind": "rest"})
+        elif self.stopping and all(f.stance for f in self.feet):
+            self.stopping = False       # down on both feet and no longer due a rest: carry on
 
     def _check_fall(self, q_r) -> None:
         """Fallen: the COM sank below 45 % of its standing height; or it stayed further from every

@@ -29,7 +29,7 @@ class Take:
     com: np.ndarray                  # (T, 3) simulated centre of mass
     tau_max: np.ndarray | None = None  # (DoF,) strength the fatigue bounds scaled
     strength: np.ndarray | None = None  # (T, DoF) N*m, that strength at each frame: tau_max, more for legs lowering the body
-    events: list[dict] = field(default_factory=list)   # {"frame", "kind": "rest"|"resume"|"fall", ...}
+    events: list[dict] = field(default_factory=list)   # {"frame", "kind": "rest"|"resume"|"halt"|"fall"|"stopped", ...}
     notes: dict[str, str] = field(default_factory=dict)
     stats: dict[str, float] = field(default_factory=dict)
 

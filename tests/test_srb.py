@@ -655,3 +655,57 @@ def test_a_stance_foot_out_of_reach_rises_onto_its_toes(body):
     assert np.linalg.norm(new_ankle - far_hip) <= srb.TOE_PIVOT_REACH * leg + 1e-6
     assert new_ankle[2] > ankle[2]                                             # the heel rose
     assert np.allclose(new_ankle + new_R @ np.array([body.sole[:, 0].max(), body.sole_drop, 0.0]), toe)
+
+
+def test_next_both_down_finds_the_next_double_support(kin, body):
+    walk = load("walk")
+    ref = srb.build_reference(walk, kin.analyse(walk), body)
+    both = ref.contact.all(axis=1)
+    for t in range(0, walk.frames - 1, 3):
+        later = np.flatnonzero(both[t:])
+        expected = (t + later[0]) / walk.fps if later.size else math.inf
+        assert ref.next_both_down(t / walk.fps) == pytest.approx(expected)
+    run = load("run")
+    ref = srb.build_reference(run, kin.analyse(run), body)
+    assert ref.next_both_down(0.0) == math.inf          # a run never has both feet down
+
+
+def test_an_exhausted_kicker_stops_and_rests_instead_of_toppling_off_one_leg():
+    # Exhausted (fitness 0, starting half fatigued): on one leg the ankle could not hold the
+    # body, which sank away from its target; it toppled at 2.5 s.  Now the sinking legs make a
+    # rest due, the body stops where it is, puts its free foot down and rests.
+    kick = load("kick")
+    take = simulate.simulate(kick, schedule.from_preset("Exhausted", fps=30.0), hold=5.0, out_fps=30.0)
+    kinds = [e["kind"] for e in take.events]
+    assert "fall" not in kinds, take.events
+    assert "rest" in kinds
+    rest = next(e for e in take.events if e["kind"] == "rest")
+    assert take.contacts[min(rest["frame"] + 1, len(take.contacts) - 1)].all()   # recorded before its step
+
+
+def test_an_exhausted_runner_stops_on_both_feet_and_rests():
+    # A run never puts both feet down, so a rest could never come; its legs sank stride by
+    # stride.  Now it stops: the free foot comes down within CATCH_TIME while the clock stands
+    # still, then the body rests over both feet.
+    run = load("run")
+    take = simulate.simulate(run, schedule.from_preset("Exhausted", fps=30.0), seconds=12.0, out_fps=30.0,
+                             simulate_limbs=False)
+    kinds = [e["kind"] for e in take.events]
+    assert "halt" in kinds, take.events
+    stop = next(e for e in take.events if e["kind"] == "halt")
+    rest = next(e for e in take.events if e["kind"] == "rest" and e["time"] >= stop["time"])
+    assert rest["time"] - stop["time"] <= srb.CATCH_TIME + 0.1
+    assert take.contacts[rest["frame"] + 1].all()
+    # the clock stood still from the stop until the rest ended
+    frames = range(stop["frame"] + 1, rest["frame"] + 1)
+    assert np.ptp(take.reference_time[list(frames)]) == pytest.approx(0.0, abs=1e-9)
+    # and no foot crossed the floor on its way down
+    assert (take.clip.root_pos[:, 2] > 0).all()
+
+
+def test_fresh_and_moderately_tired_bodies_never_stop():
+    for name in ("run", "dance_a"):
+        clip = load(name)
+        take = simulate.simulate(clip, schedule.from_fitness(0.25, 30.0, time_scale=20.0), seconds=6.0,
+                                 out_fps=30.0, simulate_limbs=False)
+        assert "halt" not in [e["kind"] for e in take.events]
