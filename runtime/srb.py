@@ -359,6 +359,25 @@ CARRY_RISE = 0.3         # m/s (1.62 m body): ... not counting while its target 
 STOP_AHEAD = 0.3         # s of source: a rest due this long before both feet come down stops the body where it is
 CATCH_TIME = 0.25        # s: a foot put down to stop takes this long to reach the floor
 CATCH_REACH = 0.5        # m (1.62 m body): ... and lands at most this far from under its hip
+CLOSE_SPREAD = 0.15      # m (1.62 m body): a resting foot further than this from beside the other steps in
+CLOSE_SETTLE = 0.5       # s: ... once the body has rested this long ...
+CLOSE_STILL = 0.1        # m/s (1.62 m body): ... and its centre of mass moves slower than this ...
+CLOSE_EFFORT = 0.8       # ... onto a leg that stands alone on at most this share of what each of its joints has left
+CLOSE_SHIFT_TIME = 0.4   # s: the weight goes onto the staying foot (and back between both feet after)
+CLOSE_STEP_TIME = 0.5    # s: the closing step itself
+CLOSE_STEP_LIFT = 0.05   # m (1.62 m body): how high the stepping foot clears the floor
+
+
+@dataclass
+class _ClosingStep:
+    """A rest's closing step (see SrbSimulator._plan_closing_step): the foot that steps in, where
+    it lands (world ankle), and how far it has got."""
+    foot: int
+    anchor: np.ndarray
+    began: float                  # s: the weight started onto the staying foot
+    start_xy: np.ndarray          # where the centre of mass stood then
+    lifted: tuple | None = None   # (world ankle at the lift, time)
+    landed: float | None = None   # s: the foot came down beside the other
 
 
 def kin_scale(body: "Body") -> float:
@@ -899,6 +918,9 @@ class SrbSimulator:
         self._sinking = 0.0         # m: how far the body has stayed below its target on its feet (smoothed)
         self.stopping = False       # putting the free foot down to rest (the clock stands still meanwhile)
         self._stopped = False       # the current rest began with a stop
+        self._closing = None        # a rest's closing step under way (_ClosingStep)
+        self._closed = False        # this rest has had its closing step
+        self._rest_began = 0.0
         self._sinking_blend = min(1.0, self.dt / CARRY_SMOOTHING)
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
@@ -992,6 +1014,8 @@ class SrbSimulator:
             # keeps the tired legs loaded.
             centre = self._rest_centre(r)
             p_r = np.array([centre[0], centre[1], self._rest_height(r, centre)])
+            if self._closing is not None:
+                p_r = self._closing_target(r, p_r)
         v_r = self.rule_velocity(r, rate)
         acc_ff = r.com_acc * (rate * rate)
         if self.stride < 1.0:
@@ -1029,7 +1053,14 @@ class SrbSimulator:
                 foot.lift_offset = foot.offset.copy()
                 foot.lift_phase = phase
                 foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
-            if not foot.stance and self.stopping:
+            closing = self._closing if (self.resting and self._closing is not None and self._closing.foot == k) else None
+            if closing is not None and foot.stance and closing.lifted is None \
+                    and self.time - closing.began >= CLOSE_SHIFT_TIME:
+                foot.stance, foot.early, foot.anchor = False, False, None
+                closing.lifted = (np.array([*(ankle_r + foot.offset)[:2], ref.floor - body.sole_drop]), self.time)
+            if closing is not None and not foot.stance:
+                self._step_in(closing, foot, r, ankle_r)
+            elif not foot.stance and self.stopping:
                 self._put_down(k, foot, r, ankle_r, p_r)
             elif not foot.stance:
                 target = np.zeros(3)
@@ -1235,6 +1266,86 @@ class SrbSimulator:
         foot.stance, foot.early, foot.anchor, foot.catch = True, True, anchor, None
         foot.offset = anchor - ankle_r
 
+    def _plan_closing_step(self, r: "RefSample") -> "_ClosingStep | None":
+        """Once a rest has settled (CLOSE_SETTLE, the body nearly still), a foot further than
+        CLOSE_SPREAD from its place beside the other (hip width apart, as the hips are) steps
+        in, if the other leg can stand alone.  The one further from the centre of mass (carrying
+        less) steps; the weight goes onto the other over CLOSE_SHIFT_TIME, the foot lifts, lands
+        beside it over CLOSE_STEP_TIME, and the body settles between both feet.
+
+        Why: a rest begins wherever both feet happen to be down, a tired walk's mid-stride (feet
+        0.4-0.6 m apart along the way), a dance's straddle (0.5-1.2 m across); standing there
+        for seconds with the hips between the feet looks like a freeze-frame, not a pause, and
+        costs the hips more than standing with the feet together."""
+        body = self.body
+        ankles = r.ankle + np.array([f.offset for f in self.feet])
+        far = [float(np.linalg.norm(ankles[k, :2] - self.p[:2])) for k in range(2)]
+        k = 0 if far[0] > far[1] else 1
+        stay = 1 - k
+        root_R = _qmat(self.q) @ _qmat(r.root_rel)
+        beside = root_R @ (body.hip[k] - body.hip[stay])
+        anchor = np.array([ankles[stay, 0] + beside[0], ankles[stay, 1] + beside[1], self.ref.floor - body.sole_drop])
+        if float(np.linalg.norm(anchor[:2] - ankles[k, :2])) <= CLOSE_SPREAD * kin_scale(body):
+            return None
+        over = self._rest_points(r, carried=1.0)[stay]
+        height = self._rest_height(r, over)     # where the stepping foot lifts (still reachable from it)
+        if self.fatigue is not None:
+            # Only onto a leg that can stand alone: body weight over its sole takes at most
+            # CLOSE_EFFORT of what each of its joints has left (else it rests where it is).
+            root_pos = np.array([over[0], over[1], height]) + _qmat(self.q) @ r.root_offset
+            hip = root_pos + root_R @ body.hip[stay]
+            ankle = ankles[stay].copy()
+            ankle[2] = self.ref.floor - body.sole_drop
+            knee = knee_position(hip, ankle, root_R[:, 0], body.thigh, body.shin)
+            knee_axis = _cross3(knee - hip, ankle - knee)
+            norm = math.sqrt(knee_axis @ knee_axis)
+            knee_axis = knee_axis / norm if norm > 1e-9 else root_R[:, 1]
+            foot_R = _flatten_foot(_qmat(r.foot_rot[stay]))
+            under = np.array([[over[0], over[1], self.ref.floor]])
+            rows = leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], under)
+            load = np.abs(rows @ np.array([0.0, 0.0, body.mass * -GRAVITY[2]]))
+            dofs = body.leg_dofs[stay]
+            holds = self.fatigue.model.residual_capacity[dofs] * body.tau_max[dofs]
+            if np.any(load > CLOSE_EFFORT * holds):
+                return None
+        return _ClosingStep(k, anchor, self.time, self.p[:2].copy())
+
+    def _closing_target(self, r: "RefSample", settled: np.ndarray) -> np.ndarray:
+        """The resting centre-of-mass target during a closing step: onto the staying foot, held
+        there while the other steps, then back between both feet (``settled``)."""
+        c = self._closing
+        over = self._rest_points(r, carried=1.0)[1 - c.foot]
+        # As high as both legs reach from where the feet are: rising as the stepping foot comes in.
+        on_foot = np.array([over[0], over[1], self._rest_height(r, over)])
+        if c.landed is None:
+            u = _smoothstep((self.time - c.began) / CLOSE_SHIFT_TIME)
+            start = np.array([c.start_xy[0], c.start_xy[1], on_foot[2]])
+            return start + u * (on_foot - start)
+        u = (self.time - c.landed) / CLOSE_SHIFT_TIME
+        if u >= 1.0:
+            self._closing = None
+            return settled
+        return on_foot + _smoothstep(u) * (settled - on_foot)
+
+    def _step_in(self, c: "_ClosingStep", foot: "_Foot", r: "RefSample", ankle_r: np.ndarray) -> None:
+        """Move the stepping foot of a closing step: flat, clearing the floor by CLOSE_STEP_LIFT
+        at mid-step, down beside the other over CLOSE_STEP_TIME; there it stands and the body
+        settles."""
+        start, lifted_at = c.lifted
+        u = min((self.time + self.dt - lifted_at) / CLOSE_STEP_TIME, 1.0)
+        at = start + _smoothstep(u) * (c.anchor - start)
+        if u < 1.0:
+            at[2] += CLOSE_STEP_LIFT * kin_scale(self.body) * math.sin(math.pi * u)
+            # (a swing foot's recorded height follows the body's, see pose)
+            at[2] -= self.p[2] - (r.com[2] - self.sag)
+            foot.offset = at - ankle_r
+            return
+        # An ordinary stance foot from here, moved beside the other: after the rest it stands
+        # at the source's ankle height for the source's foot (flat on the floor while resting).
+        foot.stance, foot.early, foot.anchor = True, False, None
+        foot.offset = np.array([c.anchor[0] - ankle_r[0], c.anchor[1] - ankle_r[1], 0.0])
+        c.landed = self.time
+
     def _continue_from_here(self, r: "RefSample") -> None:
         """The motion goes on from where the body is (stopping, resuming after a rest), drifting
         back onto the source's path as after a short landing (see com_target): a body that has
@@ -1275,6 +1386,11 @@ class SrbSimulator:
         so an exhausted idle drained its ankles and collapsed.  Standing further back costs the
         ankles less (at most REST_ANKLE_EFFORT of what they have left), the sole still under
         the body."""
+        return np.mean(self._rest_points(r), axis=0)
+
+    def _rest_points(self, r: "RefSample", carried: float = 0.5) -> list[np.ndarray]:
+        """Per foot, the point over its sole a resting body stands over (see _rest_centre) when
+        that foot carries the ``carried`` share of its weight."""
         body = self.body
         points = []
         for k in range(2):
@@ -1284,9 +1400,9 @@ class SrbSimulator:
             if self.fatigue is not None and ahead > 1e-9:
                 dofs = body.leg_dofs[k, 4:]
                 holds = float((self.fatigue.model.residual_capacity[dofs] * body.tau_max[dofs]).min())
-                share = min(1.0, REST_ANKLE_EFFORT * holds / (0.5 * body.mass * -GRAVITY[2] * ahead))
+                share = min(1.0, REST_ANKLE_EFFORT * holds / (carried * body.mass * -GRAVITY[2] * ahead))
             points.append(r.ankle[k] + self.feet[k].offset + np.array([share * lever[0], share * lever[1], lever[2]]))
-        return np.mean(points, axis=0)
+        return points
 
     def _rest_height(self, r: "RefSample", centre: np.ndarray) -> float:
         """Centre-of-mass height of a rest over ``centre``: each hip as high as a nearly straight
@@ -1448,6 +1564,15 @@ class SrbSimulator:
         # After the source motion's end there is nothing to carry on with: a rest there lasts
         # until the legs have recovered (the keyed end pose may cost more than standing easy).
         ended = self.phase >= self.ref.duration - 1e-9
+        if self.resting and self._closing is not None:
+            return                      # a closing step finishes (and settles) before anything else
+        if (self.resting and self._closing is None and not self._closed
+                and self.time - self._rest_began >= CLOSE_SETTLE
+                and float(self.v @ self.v) < (CLOSE_STILL * kin_scale(self.body)) ** 2):
+            self._closing = self._plan_closing_step(self.ref.sample(self.phase))
+            if self._closing is not None:
+                self._closed = True
+                return
         if self.resting:
             weakest = float(rc.min())
             if weakest > self._rest_best + 0.01:
@@ -1456,7 +1581,7 @@ class SrbSimulator:
             if weakest >= s.resume_rc or stalled:
                 # Recovered, or standing no longer helps (the stance itself costs what recovery
                 # gives back): carry on slowly; rest again only after some of the motion.
-                self.resting = False
+                self.resting, self._closing = False, None
                 self._no_rest_before = self.phase + s.min_motion_between_rests
                 if self._stopped:       # a rest it stopped for: go on from where it stands
                     self._continue_from_here(self.ref.sample(self.phase))
@@ -1488,6 +1613,7 @@ class SrbSimulator:
             self.resting = True
             self._rest_best, self._rest_best_time = float(rc.min()), self.time
             self.events.append({"time": self.time, "frame": frame, "kind": "rest"})
+            self._closing, self._closed, self._rest_began = None, False, self.time
         elif self.stopping and all(f.stance for f in self.feet):
             self.stopping = False       # down on both feet and no longer due a rest: carry on
 
@@ -1537,10 +1663,11 @@ class SrbSimulator:
             if not stance[k]:
                 ankle[2] = max(float(ankle[2] + p[2] - (r.com[2] - sag)), sole_level)
             foot_R = _qmat(r.foot_rot[k])
-            if resting and stance[k]:
+            if resting:                 # flat, on the floor or stepping in (see _step_in)
                 foot_R = _flatten_foot(foot_R)
+            if resting and stance[k]:
                 ankle[2] = sole_level
-            elif stance[k]:
+            if stance[k] or resting:    # (a rest's closing step from a wide stance: toes first)
                 ankle, foot_R = _pivot_on_toes(body, root_pos + root_R @ body.hip[k], ankle, foot_R)
             hi, ki, ai = self._leg_slots[k]
             q_hip, knee, q_ankle = leg_ik_one(body, k, root_pos, root_R, joints[hi], ankle, foot_R)
@@ -1581,12 +1708,13 @@ class SrbSimulator:
                                          sole_level)
             foot_R = quat.to_matrix(at.foot_rot[:, k])
             flat = resting & contacts[:, k]
-            for n in np.flatnonzero(flat):
+            for n in np.flatnonzero(resting):     # flat, on the floor or stepping in (see _step_in)
                 foot_R[n] = _flatten_foot(foot_R[n])
             ankle[flat, 2] = sole_level
             hip = root_pos + _mv(root_R, body.hip[k])
-            far = contacts[:, k] & ~flat & (np.sqrt(((ankle - hip) ** 2).sum(axis=1))
-                                            > TOE_PIVOT_REACH * (body.thigh + body.shin))
+            # (a rest's closing step from a wide stance: toes first)
+            far = (contacts[:, k] | resting) & (np.sqrt(((ankle - hip) ** 2).sum(axis=1))
+                                                > TOE_PIVOT_REACH * (body.thigh + body.shin))
             for n in np.flatnonzero(far):
                 ankle[n], foot_R[n] = _pivot_on_toes(body, hip[n], ankle[n], foot_R[n])
             hi, ki, ai = self._leg_slots[k]

@@ -625,20 +625,90 @@ def test_legs_hold_more_while_lowering_the_body_than_they_push():
     assert np.all(np.abs(take.torque[:, legs]) <= 1.05 * take.strength[:, legs] + 1e-6)
 
 
+def _soles(take, source):
+    """Per frame and foot: the lowest sole corner above the source's floor (T, 2), and the
+    sole centres (T, 2, 3)."""
+    with kinematics.Kinematics() as k:
+        floor = k.analyse(source).floor_height
+        sole = k.analyse(take.clip).sole
+    return sole[..., 2].min(axis=2) - floor, sole.mean(axis=2)
+
+
 def test_a_rest_in_a_wide_stance_stands_on_both_feet(stalled_walk):
     """A walker stops mid-stride, feet a stride apart: its rest height must be reachable from
     both feet (hips set for vertical legs left the feet floating 3-5 cm above the floor)."""
-    walk = load("walk")
     take = stalled_walk
     spans = metrics.rest_spans(take)
     assert spans
-    with kinematics.Kinematics() as k:
-        floor = k.analyse(walk).floor_height
-        sole = k.analyse(take.clip).sole[..., 2].min(axis=2) - floor     # (T, 2) lowest sole corner
+    lowest, _ = _soles(take, load("walk"))
+    checked = 0
     for start, end in spans:
         end = take.frames if end is None else end
-        settled = slice(start + 15, end)               # after half a second of settling
-        assert end - start > 15 and np.abs(sole[settled]).max() < 0.005
+        lifted = np.flatnonzero(~take.contacts[start + 1:end].all(axis=1))   # a closing step
+        down = start + 1 + (int(lifted[-1]) + 1 if lifted.size else 0)
+        settled = slice(down + 15, end)                 # after half a second of settling
+        if end - settled.start > 15:                    # (a rest the take ends in may be too short)
+            checked += 1
+            assert np.abs(lowest[settled]).max() < 0.005
+    assert checked >= 2
+
+
+def test_a_rest_begun_mid_stride_brings_the_feet_together(stalled_walk):
+    """A rest begins wherever both feet are down: mid-stride, feet 0.4-0.6 m apart.  Where the
+    staying leg can hold the body alone, the weight goes onto it and the other foot steps in
+    beside it (a few centimetres off the floor) before the body stands easy; where it cannot,
+    the body rests where it stands, both feet down throughout."""
+    take = stalled_walk
+    lowest, centres = _soles(take, load("walk"))
+    closed = 0
+    for start, end in metrics.rest_spans(take):
+        end = take.frames if end is None else end
+        apart = np.linalg.norm(centres[:, 0, :2] - centres[:, 1, :2], axis=1)
+        lifted = ~take.contacts[start + 1:end].all(axis=1)
+        if lifted.any():
+            closed += 1
+            assert apart[start] > 0.3 and apart[end - 1] < 0.25
+            steps = np.flatnonzero(lifted)
+            assert steps[-1] - steps[0] + 1 == lifted.sum()            # one step, in one go
+            assert lifted.sum() / 30.0 == pytest.approx(srb.CLOSE_STEP_TIME, abs=0.1)
+            assert lowest[start + 1:end].max() < 2.0 * srb.CLOSE_STEP_LIFT
+        else:
+            assert abs(apart[end - 1] - apart[start]) < 0.05
+    assert closed >= 1
+    assert not take.fell
+
+
+def test_a_closing_step_needs_a_leg_that_can_stand_alone(kin, body):
+    walk = load("walk").repeated(3.0)
+    ref = srb.build_reference(walk, kin.analyse(walk), body)
+    feet = ref.ankle[:, 0, :2] - ref.ankle[:, 1, :2]
+    legs = body.leg_dofs.ravel()
+
+    def plan(frame, capacity, offsets=None):
+        model = schedule.ScheduledModel(schedule.from_fitness(0.5, fps=30))
+        model.model.fatigued[legs], model.model.resting[legs] = 1.0 - capacity, capacity
+        sim = srb.SrbSimulator(ref, body, model, srb.SrbSettings())
+        r = ref.sample(frame / walk.fps)
+        sim.phase, sim.p = frame / walk.fps, r.com.copy()
+        if offsets is not None:
+            for foot, offset in zip(sim.feet, offsets):
+                foot.offset[:] = offset
+        return sim._plan_closing_step(r), r
+
+    # Mid-stride, both feet down and a stride apart: fresh legs step in, exhausted ones do not.
+    wide = np.flatnonzero(ref.contact.all(axis=1) & (np.linalg.norm(feet, axis=1) > 0.4))
+    fresh = [(f, *plan(f, 1.0)) for f in wide]
+    stepping = [(f, p, r) for f, p, r in fresh if p is not None]
+    assert stepping, "fresh legs step in from some mid-stride stance"
+    frame, step, r = stepping[0]
+    assert plan(frame, 0.05)[0] is None              # exhausted: it rests where it stands
+    stay = 1 - step.foot
+    beside = step.anchor[:2] - r.ankle[stay, :2]
+    assert np.linalg.norm(beside) == pytest.approx(np.linalg.norm(body.hip[0] - body.hip[1]), abs=0.02)  # hip width
+    # The feet together already: nothing to close.
+    offsets = np.zeros((2, 3))
+    offsets[step.foot, :2] = step.anchor[:2] - r.ankle[step.foot, :2]
+    assert plan(frame, 1.0, offsets)[0] is None
 
 
 def test_a_stance_foot_out_of_reach_rises_onto_its_toes(body):
