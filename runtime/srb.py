@@ -379,6 +379,10 @@ class _ClosingStep:
     lifted: tuple | None = None   # (world ankle at the lift, time)
     landed: float | None = None   # s: the foot came down beside the other
 
+    def settled(self, time: float) -> bool:
+        """The body has moved back between both feet (CLOSE_SHIFT_TIME after the landing)."""
+        return self.landed is not None and time - self.landed >= CLOSE_SHIFT_TIME
+
 
 def kin_scale(body: "Body") -> float:
     return body.height / proxy.DEFAULT_HEIGHT
@@ -568,6 +572,18 @@ def leg_torque_rows(joints: list[np.ndarray], frames: list[np.ndarray], corners:
             row += (a1 * l2 - a2 * l1, a2 * l0 - a0 * l2, a0 * l1 - a1 * l0)
         rows.append(row)
     return np.array(rows).reshape(7, 3 * len(points))
+
+
+def stance_leg_rows(body: "Body", k: int, root_pos: np.ndarray, root_R: np.ndarray, ankle: np.ndarray,
+                    foot_R: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """leg_torque_rows of leg ``k`` standing on ``corners``: hip from the root, knee where the
+    leg's IK puts it (its axis normal to the leg's plane; the root's lateral axis if straight)."""
+    hip = root_pos + root_R @ body.hip[k]
+    knee = knee_position(hip, ankle, root_R[:, 0], body.thigh, body.shin)
+    knee_axis = _cross3(knee - hip, ankle - knee)
+    norm = math.sqrt(knee_axis @ knee_axis)
+    knee_axis = knee_axis / norm if norm > 1e-9 else root_R[:, 1]
+    return leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], corners)
 
 
 _EYE3 = np.eye(3)
@@ -1014,6 +1030,8 @@ class SrbSimulator:
             # keeps the tired legs loaded.
             centre = self._rest_centre(r)
             p_r = np.array([centre[0], centre[1], self._rest_height(r, centre)])
+            if self._closing is not None and self._closing.settled(self.time):
+                self._closing = None
             if self._closing is not None:
                 p_r = self._closing_target(r, p_r)
         v_r = self.rule_velocity(r, rate)
@@ -1117,12 +1135,7 @@ class SrbSimulator:
                     corners = corners[keep]
                 corners[:, 2] = ref.floor
                 if self.fatigue is not None or self.need_torques:
-                    hip = root_pos + root_R @ body.hip[k]
-                    knee = knee_position(hip, ankle, root_R[:, 0], body.thigh, body.shin)
-                    knee_axis = _cross3(knee - hip, ankle - knee)
-                    nk = math.sqrt(knee_axis @ knee_axis)
-                    knee_axis = knee_axis / nk if nk > 1e-9 else root_R[:, 1]
-                    row_blocks.append(leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], corners))
+                    row_blocks.append(stance_leg_rows(body, k, root_pos, root_R, ankle, foot_R, corners))
                 legs.append((k, n_c, len(corners)))
                 corner_blocks.append(corners)
                 support.append(ankle[:2])
@@ -1258,13 +1271,25 @@ class SrbSimulator:
         if norm > reach:
             lead = lead * (reach / norm)
         anchor = np.array([hip[0] + lead[0], hip[1] + lead[1], ref.floor - body.sole_drop])
-        u = min((self.time + self.dt - began) / CATCH_TIME, 1.0)
-        at = start + _smoothstep(u) * (anchor - start)
-        if u < 1.0:
-            foot.offset = at - ankle_r - lift
+        if not self._carry_foot(foot, start, anchor, began, CATCH_TIME, ankle_r, lift):
             return
         foot.stance, foot.early, foot.anchor, foot.catch = True, True, anchor, None
         foot.offset = anchor - ankle_r
+
+    def _carry_foot(self, foot: "_Foot", start: np.ndarray, anchor: np.ndarray, began: float, duration: float,
+                    ankle_r: np.ndarray, lift: np.ndarray, clearance: float = 0.0) -> bool:
+        """Carry a free foot from world ankle ``start`` to ``anchor`` over ``duration`` from
+        ``began`` (smoothstep, ``clearance`` above the straight line at mid-way); True once
+        there, until then its offset is set.  ``lift``: how far the body's height lifts a swing
+        foot's recorded ankle (see pose), taken off so the foot goes where it is carried."""
+        u = min((self.time + self.dt - began) / duration, 1.0)
+        if u >= 1.0:
+            return True
+        at = start + _smoothstep(u) * (anchor - start)
+        if clearance:
+            at[2] += clearance * math.sin(math.pi * u)
+        foot.offset = at - ankle_r - lift
+        return False
 
     def _plan_closing_step(self, r: "RefSample") -> "_ClosingStep | None":
         """Once a rest has settled (CLOSE_SETTLE, the body nearly still), a foot further than
@@ -1293,16 +1318,10 @@ class SrbSimulator:
             # Only onto a leg that can stand alone: body weight over its sole takes at most
             # CLOSE_EFFORT of what each of its joints has left (else it rests where it is).
             root_pos = np.array([over[0], over[1], height]) + _qmat(self.q) @ r.root_offset
-            hip = root_pos + root_R @ body.hip[stay]
             ankle = ankles[stay].copy()
             ankle[2] = self.ref.floor - body.sole_drop
-            knee = knee_position(hip, ankle, root_R[:, 0], body.thigh, body.shin)
-            knee_axis = _cross3(knee - hip, ankle - knee)
-            norm = math.sqrt(knee_axis @ knee_axis)
-            knee_axis = knee_axis / norm if norm > 1e-9 else root_R[:, 1]
-            foot_R = _flatten_foot(_qmat(r.foot_rot[stay]))
-            under = np.array([[over[0], over[1], self.ref.floor]])
-            rows = leg_torque_rows([hip, knee, ankle], [root_R, knee_axis, foot_R], under)
+            rows = stance_leg_rows(body, stay, root_pos, root_R, ankle, _flatten_foot(_qmat(r.foot_rot[stay])),
+                                   np.array([[over[0], over[1], self.ref.floor]]))
             load = np.abs(rows @ np.array([0.0, 0.0, body.mass * -GRAVITY[2]]))
             dofs = body.leg_dofs[stay]
             holds = self.fatigue.model.residual_capacity[dofs] * body.tau_max[dofs]
@@ -1312,7 +1331,7 @@ class SrbSimulator:
 
     def _closing_target(self, r: "RefSample", settled: np.ndarray) -> np.ndarray:
         """The resting centre-of-mass target during a closing step: onto the staying foot, held
-        there while the other steps, then back between both feet (``settled``)."""
+        there while the other steps, then back between both feet (``settled``) until it is."""
         c = self._closing
         over = self._rest_points(r, carried=1.0)[1 - c.foot]
         # As high as both legs reach from where the feet are: rising as the stepping foot comes in.
@@ -1321,24 +1340,16 @@ class SrbSimulator:
             u = _smoothstep((self.time - c.began) / CLOSE_SHIFT_TIME)
             start = np.array([c.start_xy[0], c.start_xy[1], on_foot[2]])
             return start + u * (on_foot - start)
-        u = (self.time - c.landed) / CLOSE_SHIFT_TIME
-        if u >= 1.0:
-            self._closing = None
-            return settled
-        return on_foot + _smoothstep(u) * (settled - on_foot)
+        return on_foot + _smoothstep((self.time - c.landed) / CLOSE_SHIFT_TIME) * (settled - on_foot)
 
     def _step_in(self, c: "_ClosingStep", foot: "_Foot", r: "RefSample", ankle_r: np.ndarray) -> None:
         """Move the stepping foot of a closing step: flat, clearing the floor by CLOSE_STEP_LIFT
         at mid-step, down beside the other over CLOSE_STEP_TIME; there it stands and the body
         settles."""
         start, lifted_at = c.lifted
-        u = min((self.time + self.dt - lifted_at) / CLOSE_STEP_TIME, 1.0)
-        at = start + _smoothstep(u) * (c.anchor - start)
-        if u < 1.0:
-            at[2] += CLOSE_STEP_LIFT * kin_scale(self.body) * math.sin(math.pi * u)
-            # (a swing foot's recorded height follows the body's, see pose)
-            at[2] -= self.p[2] - (r.com[2] - self.sag)
-            foot.offset = at - ankle_r
+        lift = np.array([0.0, 0.0, self.p[2] - (r.com[2] - self.sag)])
+        if not self._carry_foot(foot, start, c.anchor, lifted_at, CLOSE_STEP_TIME, ankle_r, lift,
+                                CLOSE_STEP_LIFT * kin_scale(self.body)):
             return
         # An ordinary stance foot from here, moved beside the other: after the rest it stands
         # at the source's ankle height for the source's foot (flat on the floor while resting).

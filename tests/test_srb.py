@@ -660,10 +660,10 @@ def test_a_rest_begun_mid_stride_brings_the_feet_together(stalled_walk):
     the body rests where it stands, both feet down throughout."""
     take = stalled_walk
     lowest, centres = _soles(take, load("walk"))
+    apart = np.linalg.norm(centres[:, 0, :2] - centres[:, 1, :2], axis=1)
     closed = 0
     for start, end in metrics.rest_spans(take):
         end = take.frames if end is None else end
-        apart = np.linalg.norm(centres[:, 0, :2] - centres[:, 1, :2], axis=1)
         lifted = ~take.contacts[start + 1:end].all(axis=1)
         if lifted.any():
             closed += 1
