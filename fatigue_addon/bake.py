@@ -349,6 +349,11 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
             raise BakeInputError(f"Mass is {mass!r} kg: set 10 to 300 kg in the Fatigue panel")
         t1 = time.perf_counter()
         clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height)
+        cut = clip.root_cut(height)
+        if cut is not None:
+            raise BakeInputError(f"The root jumps {cut[1]:.2f} m between frames {start + cut[0]} and "
+                                 f"{start + cut[0] + 1}: a cut or teleport in '{source.name}', not motion; bake the "
+                                 f"frames on either side separately (Range & Output: custom range)")
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)

@@ -18,6 +18,9 @@ from . import lowpass, proxy, quat
 # DeepMimic files are Y-up; rotating +90 degrees about X makes them Z-up (x forward, y left).
 Y_UP_TO_Z_UP = quat.from_axis_angle([1.0, 0.0, 0.0], np.pi / 2)
 REVOLUTE_AXIS = np.array([0.0, 0.0, 1.0])   # knee and elbow axis in the URDF's link frames
+# m/s for a 1.62 m body (scaled with the square root of height, like running speed): faster than
+# anyone runs (a sprint peaks near 12) or falls within a shot; the DeepMimic clips stay below 5.2.
+MAX_ROOT_SPEED = 20.0
 
 
 class ClipError(ValueError):
@@ -148,6 +151,18 @@ class Clip:
         pos, rot, joints = self.sample_many(np.arange(n) / self.fps)
         return replace(self, loop=False, root_pos=pos, root_rot=quat.make_continuous(rot),
                        joint_rots=quat.make_continuous(joints))
+
+    def root_cut(self, height: float = proxy.DEFAULT_HEIGHT) -> tuple[int, float] | None:
+        """The first step between frames whose root moves faster than MAX_ROOT_SPEED (for a
+        body of ``height`` metres): (the frame before it, metres moved), or None.
+
+        Why: a cut or a teleport in an action (two takes spliced, a root snapped back to the
+        origin) is not motion.  Simulated, the body was flung across the gap and fell, and the
+        take said only where it fell; the bake now refuses it and names the frames."""
+        step = np.linalg.norm(np.diff(self.root_pos, axis=0), axis=1)
+        limit = MAX_ROOT_SPEED * np.sqrt(height / proxy.DEFAULT_HEIGHT) / self.fps
+        over = np.flatnonzero(step > limit)
+        return (int(over[0]), float(step[over[0]])) if over.size else None
 
     # -- derivatives -----------------------------------------------------------------------
     def root_velocity(self) -> np.ndarray:

@@ -79,6 +79,10 @@ def simulate(
             raise SimulationError(f"effort economy {effort_economy!r}: use 0 (hold every pose) to "
                                   f"{srb.MAX_EFFORT_ECONOMY:g}")
         settings = replace(settings or srb.SrbSettings(), effort_economy=float(effort_economy))
+    cut = clip.root_cut(height)
+    if cut is not None:
+        raise SimulationError(f"clip '{clip.name}' root jumps {cut[1]:.2f} m between frames {cut[0]} and {cut[0] + 1}: "
+                              "a cut or teleport, not motion; simulate the parts on either side separately")
     source = clip.repeated(seconds) if (clip.loop and seconds) else clip
     if not clip.loop and seconds:
         source = clip.repeated(min(seconds, clip.duration))

@@ -32,8 +32,9 @@ def mod(name):
     return importlib.import_module(f"{ADDON}.{name}")
 
 
-def walk_rig(seconds=WALK_SECONDS, fingers=False, mesh=True, fps=30, fps_base=1.0):
-    """Mixamo rig (FBX-style transform) walking a DeepMimic walk from frame 1, plus a tube mesh."""
+def walk_rig(seconds=WALK_SECONDS, fingers=False, mesh=True, fps=30, fps_base=1.0, edit=None):
+    """Mixamo rig (FBX-style transform) walking a DeepMimic walk from frame 1, plus a tube mesh.
+    ``edit``: a function applied to the walk (a runtime Clip) before it is keyed."""
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = fps, fps_base
     rig = rigs.mixamo_rig(fingers=fingers)
@@ -43,6 +44,8 @@ def walk_rig(seconds=WALK_SECONDS, fingers=False, mesh=True, fps=30, fps_base=1.
     mapping = rigmap.detect_mapping(obj)
     _, info = rt.action_to_clip(obj, mapping, 1, 20)
     walk = rclip.load_deepmimic(rclip.deepmimic_clip_path("walk")).repeated(seconds).resampled(fps / fps_base)
+    if edit is not None:
+        walk = edit(walk)
     action = rt.clip_to_action(obj, mapping, walk, info, "walk")
     old = obj.animation_data.action
     anim.assign_action(obj, action)
@@ -384,6 +387,18 @@ def _mesh_active():
     return obj
 
 
+def _teleport():
+    """Two takes spliced: the root jumps 2 m forward between frames 15 and 16 (clip frames 14, 15)."""
+    from dataclasses import replace
+
+    def splice(clip):
+        pos = clip.root_pos.copy()
+        pos[15:, 0] += 2.0
+        return replace(clip, root_pos=pos)
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False, edit=splice)
+    return obj
+
+
 def _no_active():
     obj, _, _ = walk_rig(seconds=1.0, mesh=False)
     bpy.context.view_layer.objects.active = None
@@ -402,6 +417,7 @@ ERRORS = {
     "torque_mode": (_torque, "Torque mode is not available yet: set Mode to SRB"),
     "bad_mapping": (_bad_mapping, "'NoSuchBone' is not in"),
     "unmapped": (_unmapped, "no bone mapped"),
+    "teleport": (_teleport, "m between frames 15 and 16: a cut or teleport in 'walk'"),
 }
 
 

@@ -1,5 +1,6 @@
 """Clips in proxy space: DeepMimic loading, sampling, looping, derivatives, contacts."""
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -94,6 +95,24 @@ def test_bad_motion_is_rejected_with_the_fix(tmp_path):
     f.write_text("not json")
     with pytest.raises(C.ClipError, match="cannot read"):
         C.load_deepmimic(f)
+
+
+def test_a_cut_in_the_root_is_found_and_real_motion_is_not():
+    """A root that jumps between frames faster than anyone moves is a cut or teleport (two takes
+    spliced): found at its first frame; no DeepMimic clip (up to 5.1 m/s: a roll) has one."""
+    for name in C.DEEPMIMIC_CLIPS:
+        assert C.load_deepmimic(C.deepmimic_clip_path(name)).root_cut() is None, name
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
+    pos = walk.root_pos.copy()
+    pos[20:, 1] += 1.5
+    cut = replace(walk, root_pos=pos).root_cut()
+    assert cut is not None and cut[0] == 19 and abs(cut[1] - np.linalg.norm(pos[20] - pos[19])) < 1e-12
+    # The limit scales with the body: 0.45 m per frame at 30 fps is a sprint for a giant, a cut
+    # for a child.
+    pos = walk.root_pos.copy()
+    pos[20:, 0] += 0.45
+    stepped = replace(walk, root_pos=pos)
+    assert stepped.root_cut(height=0.8) is not None and stepped.root_cut(height=2.9) is None
 
 
 def test_rest_pose_has_the_documented_height(kin):

@@ -189,6 +189,14 @@ def test_bad_simulation_input_names_the_fix(kwargs, match):
         simulate.simulate(load("walk"), None, seconds=0.5, **kwargs)
 
 
+def test_a_clip_with_a_cut_is_refused_naming_its_frames():
+    walk = load("walk")
+    pos = walk.root_pos.copy()
+    pos[10:, 0] -= 3.0                  # snapped back 3 m: two takes spliced
+    with pytest.raises(simulate.SimulationError, match=r"root jumps 2\.9\d m between frames 9 and 10: a cut or teleport"):
+        simulate.simulate(replace(walk, root_pos=pos), None, seconds=0.5)
+
+
 def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
     walk = load("walk")
     # Fitness 0: the knees give out first, and standing upright lets them recover.  (At fitness
