@@ -352,8 +352,9 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         cut = clip.root_cut(height)
         if cut is not None:
             raise BakeInputError(f"The root jumps {cut[1]:.2f} m between frames {start + cut[0]} and "
-                                 f"{start + cut[0] + 1}: a cut or teleport in '{source.name}', not motion; bake the "
-                                 f"frames on either side separately (Range & Output: custom range)")
+                                 f"{start + cut[0] + 1}: a cut, teleport or stepped key in '{source.name}', not "
+                                 f"motion; bake the frames on either side separately (Range & Output: custom "
+                                 f"range) or key it smoothly (Bezier interpolation)")
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)

@@ -156,8 +156,8 @@ class Clip:
         """The first step between frames whose root moves faster than MAX_ROOT_SPEED (for a
         body of ``height`` metres): (the frame before it, metres moved), or None.
 
-        Why: a cut or a teleport in an action (two takes spliced, a root snapped back to the
-        origin) is not motion.  Simulated, the body was flung across the gap and fell, and the
+        Why: a cut, a teleport or a stepped key in an action (two takes spliced, a root
+        snapped back to the origin, a blocking pass on constant interpolation) is not motion.  Simulated, the body was flung across the gap and fell, and the
         take said only where it fell; the bake now refuses it and names the frames."""
         step = np.linalg.norm(np.diff(self.root_pos, axis=0), axis=1)
         limit = MAX_ROOT_SPEED * np.sqrt(height / proxy.DEFAULT_HEIGHT) / self.fps

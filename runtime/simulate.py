@@ -82,7 +82,7 @@ def simulate(
     cut = clip.root_cut(height)
     if cut is not None:
         raise SimulationError(f"clip '{clip.name}' root jumps {cut[1]:.2f} m between frames {cut[0]} and {cut[0] + 1}: "
-                              "a cut or teleport, not motion; simulate the parts on either side separately")
+                              "a cut, teleport or stepped key, not motion; simulate the parts on either side separately")
     source = clip.repeated(seconds) if (clip.loop and seconds) else clip
     if not clip.loop and seconds:
         source = clip.repeated(min(seconds, clip.duration))

@@ -417,7 +417,7 @@ ERRORS = {
     "torque_mode": (_torque, "Torque mode is not available yet: set Mode to SRB"),
     "bad_mapping": (_bad_mapping, "'NoSuchBone' is not in"),
     "unmapped": (_unmapped, "no bone mapped"),
-    "teleport": (_teleport, "m between frames 15 and 16: a cut or teleport in 'walk'"),
+    "teleport": (_teleport, "m between frames 15 and 16: a cut, teleport or stepped key in 'walk'"),
 }
 
 

@@ -193,7 +193,7 @@ def test_a_clip_with_a_cut_is_refused_naming_its_frames():
     walk = load("walk")
     pos = walk.root_pos.copy()
     pos[10:, 0] -= 3.0                  # snapped back 3 m: two takes spliced
-    with pytest.raises(simulate.SimulationError, match=r"root jumps 2\.9\d m between frames 9 and 10: a cut or teleport"):
+    with pytest.raises(simulate.SimulationError, match=r"root jumps 2\.9\d m between frames 9 and 10: a cut, teleport or stepped key"):
         simulate.simulate(replace(walk, root_pos=pos), None, seconds=0.5)
 
 
