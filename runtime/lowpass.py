@@ -21,12 +21,12 @@ from . import repeatable
 SIGMA = 0.02   # s: Gaussian width; half power at about 9 Hz
 
 
-def smooth(x: np.ndarray, fps: float, axis: int = 0) -> np.ndarray:
-    """``x`` low-passed along ``axis`` (samples at ``fps``), zero-phase.  The ends are extended
-    point-symmetrically (a motion under way at the first frame keeps its velocity there), so a
-    constant stays constant and a ramp stays the same ramp."""
+def smooth(x: np.ndarray, fps: float, axis: int = 0, width: float = SIGMA) -> np.ndarray:
+    """``x`` low-passed along ``axis`` (samples at ``fps``; a Gaussian ``width`` seconds wide),
+    zero-phase.  The ends are extended point-symmetrically (a motion under way at the first frame
+    keeps its velocity there), so a constant stays constant and a ramp stays the same ramp."""
     x = np.asarray(x, dtype=np.float64)
-    sigma = SIGMA * fps
+    sigma = width * fps
     radius = int(math.ceil(3.0 * sigma))
     if radius < 1 or x.shape[axis] <= radius:
         return x.copy()

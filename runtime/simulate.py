@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import control, kinematics, proxy, quat, srb
+from . import control, floor, kinematics, proxy, quat, srb
 from .clip import Clip
 from .limbs import LimbSimulator
 from .policy import CONTROL_RATE
@@ -104,8 +104,11 @@ def simulate(
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
     floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
+    floor_loads = floor.static_torques(ck, ref.com_acc) if floor_work else None
     if tau_max is None and not floor_work:
         tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan)
+    elif tau_max is None:
+        tau_max = floor.calibrated_strength(body.tau_max, floor_loads)
     if tau_max is not None:
         tau_max = np.asarray(tau_max, dtype=np.float64)
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
@@ -113,7 +116,7 @@ def simulate(
         body = replace(body, tau_max=tau_max)
     limbs = None
     torque_mode = mode == "torque" and not floor_work
-    if simulate_limbs and not torque_mode:
+    if simulate_limbs and not torque_mode and not floor_work:
         limbs = LimbSimulator(height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
@@ -150,17 +153,20 @@ def simulate(
         notes["effort_economy"] = "not applied in torque mode"
     if floor_work:
         notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
-                                    "feet, which foot contacts alone cannot carry (no centroidal dynamics, "
-                                    "leg torques not simulated; the upper body works against gravity only, "
-                                    "floor contacts on hands, knees or back are not simulated)")
+                                    "feet, which foot contacts alone cannot carry (no centroidal dynamics)")
+        notes["arms_trunk_neck"] = ("pose follows the reference; every joint books the static torque of holding "
+                                    "the body up on what touches the floor (runtime.floor): the working limbs "
+                                    "tire, the motion slows and pauses until they recover; no joint sags")
 
     # Everything below runs with PyBullet clients open: they close however it ends (a cancel too).
     try:
         max_time = MAX_STRETCH * ref.duration + hold + 1.0
 
+        follower = floor.FloorFollower(sim, ref, floor_loads) if floor_work else None
+
         def advance() -> None:
-            if floor_work:
-                _follow_reference(sim, ref)
+            if follower is not None:
+                follower.step()
             elif whole is not None:
                 whole.step()
             else:
@@ -235,32 +241,6 @@ def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, set
     finally:
         if limbs is not None:
             limbs.close()
-
-
-def _follow_reference(sim: srb.SrbSimulator, ref: srb.Reference) -> None:
-    """Floor work: the pelvis follows the reference; time and tempo still advance, and the upper
-    body (when simulated) still works against gravity under its fatigued caps."""
-    sim.phase = min(sim.phase + sim.tempo * sim.dt, ref.duration)
-    r = ref.sample(sim.phase)
-    sim.p = r.com.copy()
-    sim.v = r.com_vel.copy()
-    sim.q = r.rot.copy()
-    for k, foot in enumerate(sim.feet):
-        foot.stance = bool(r.contact[k])
-        foot.offset = np.zeros(3)
-    torque = np.zeros(len(sim.body.tau_max))
-    if sim.limbs is not None:
-        R = srb._qmat(r.rot)
-        root_rot = quat.multiply(r.rot, r.root_rel)
-        caps = sim.body.tau_max[sim.limbs.dofs]
-        if sim.fatigue is not None:
-            caps = caps * sim.fatigue.model.residual_capacity[sim.limbs.dofs]
-        torque[sim.limbs.dofs] = sim.limbs.step(r.com + R @ r.root_offset, root_rot, r.com_acc,
-                                                r.joints, r.joint_vel, caps, sim.dt)
-    if sim.fatigue is not None:
-        torque = sim.fatigue.step_torque(torque, sim.body.tau_max, sim.time, sim.dt)
-    sim.torque = torque
-    sim.time += sim.dt
 
 
 def _record(sim: srb.SrbSimulator, ref: srb.Reference, floor_work: bool, whole=None) -> tuple:

@@ -1192,21 +1192,12 @@ class SrbSimulator:
 
         # Upper body: PyBullet limbs under the same fatigued caps, booked with the legs.
         if self.limbs is not None:
-            caps = body.tau_max[self.limbs.dofs]
-            give = None
-            if self.fatigue is not None:
-                capacity = self.fatigue.model.residual_capacity[self.limbs.dofs]
-                caps = caps * capacity
-                give = self._limb_give(capacity)
             # The motors reach their targets by the end of the step, which is where the pose is
             # recorded: aim at the source's pose there, not where this step began (one step late).
             ahead = min(self.phase + rate * self.dt, ref.duration)
             goal = ref.sample(ahead)
             self._next_sample, self._next_sample_phase = goal, ahead
-            applied = self.limbs.step(root_pos, _matrix_to_quat(root_R), self.acc, goal.joints,
-                                      goal.joint_vel * rate, caps, self.dt, give)
-            torque[self.limbs.dofs] = applied
-            self._limb_torque += (applied - self._limb_torque) * self._limb_blend
+            torque[self.limbs.dofs] = self.drive_limbs(root_pos, _matrix_to_quat(root_R), self.acc, goal, rate)
         if self.fatigue is not None and self.books_fatigue:
             torque = self.fatigue.step_torque(torque, strength, self.time, self.dt)
         self.torque = torque
@@ -1514,6 +1505,21 @@ class SrbSimulator:
         step = MAX_GIVE_RATE * self.dt
         self._give = self._give + np.clip(give - self._give, -step, step)
         return self._give.copy()
+
+    def drive_limbs(self, root_pos, root_quat, root_acc, goal: "RefSample", rate: float) -> np.ndarray:
+        """One step of the simulated upper body on the pelvis at (root_pos, root_quat), tracking
+        ``goal`` played at ``rate`` under fatigued caps with the effort economy's yield; returns
+        the torques it applied (limb DoFs)."""
+        caps = self.body.tau_max[self.limbs.dofs]
+        give = None
+        if self.fatigue is not None:
+            capacity = self.fatigue.model.residual_capacity[self.limbs.dofs]
+            caps = caps * capacity
+            give = self._limb_give(capacity)
+        applied = self.limbs.step(root_pos, root_quat, root_acc, goal.joints, goal.joint_vel * rate, caps,
+                                  self.dt, give)
+        self._limb_torque += (applied - self._limb_torque) * self._limb_blend
+        return applied
 
     def _flight_rate(self, phase: float) -> float:
         """Phase rate in the air: 1, or faster when the body will land sooner than the source

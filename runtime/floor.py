@@ -1,0 +1,182 @@
+"""Floor work: a body held up by more than its feet (hands, knees, back; rolls, crawls, get-ups).
+
+Foot contacts cannot carry such a clip, so its pelvis and pose follow the reference
+(runtime.simulate).  What still acts is the load: the body's weight rests on whatever touches
+the floor, and every joint carries the weight of the links beyond it less what the floor takes
+of them.  A crawler's arms, trunk and knees hold it up; a get-up pushes through a hand; a raised
+arm holds itself.  These static joint torques are booked by the same fatigue model as every other
+torque, so the working limbs tire, the motion slows and the character pauses, on all fours or on
+its back, until they have recovered.  (Before, the upper body was simulated hanging from the
+pelvis with no floor under it: a crawler's trunk held its arms and head out like a cantilever
+while its knees and hands carried nothing.)
+
+Per frame: vertical support forces f_i >= 0 at the floor points of the touching links that carry
+the body's weight m (g + a_z) and balance it about its centre of mass, in the least-squares sense
+(a centre of mass beyond the support gets the nearest balance).  Joint o then carries
+sum over the links l beyond it of (x_l - o) x (-m_l (g + a_z) z) plus, over the supports beyond
+it, (x_i - o) x f_i z, on each of its axes (its child link's frame; a knee or elbow its hinge).
+"""
+from __future__ import annotations
+
+import numpy as np
+import quadprog
+
+from . import lowpass, proxy, quat
+from .clip import REVOLUTE_AXIS
+
+GRAVITY = 9.81
+SHARE_REGULARISER = 1e-5    # among balances that carry the weight, the most even (unique, never one link per side)
+SUSTAINED = 0.1             # s: Gaussian width over which loads count (an impact is passive)
+STRENGTH_MARGIN = 1.05      # calibrated strength over the largest sustained load
+RESTFUL_LOAD = 0.1          # a pose where no joint holds more than this share of its strength can be rested in
+PARENT = {"chest": "root", "neck": "chest", "right_shoulder": "chest", "left_shoulder": "chest",
+          **{f"{side}_{child}": f"{side}_{parent}" for side in ("right", "left")
+             for child, parent in (("knee", "hip"), ("ankle", "knee"), ("elbow", "shoulder"), ("wrist", "elbow"))},
+          "right_hip": "root", "left_hip": "root"}
+
+
+def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:
+    """Per actuated joint (named like its child link), the links on its far side from the pelvis."""
+    def chain(link):
+        while link in PARENT:
+            yield link
+            link = PARENT[link]
+    out = {j.name: [] for j in proxy.DEFAULT_JOINTS}
+    for i, name in enumerate(names):
+        for link in chain(name):
+            if link in out:
+                out[link].append(i)
+    return out
+
+
+def support_shares(points: np.ndarray, com: np.ndarray, weight: float) -> np.ndarray:
+    """Vertical forces (N, >= 0) at ``points`` (n, 2: floor xy) that sum to ``weight`` and balance
+    about ``com`` (xy), least squares."""
+    n = len(points)
+    if n == 0 or weight <= 0.0:
+        return np.zeros(n)
+    scale = 1.0 / weight
+    A = np.vstack([np.ones(n), (points - com).T])        # total; moment about the COM (x, y)
+    b = np.array([1.0, 0.0, 0.0])
+    G = A.T @ A + SHARE_REGULARISER * np.eye(n)
+    f = quadprog.solve_qp(G, A.T @ b, np.eye(n), np.zeros(n), 0)[0]
+    return np.maximum(f, 0.0) / scale
+
+
+def static_torques(ck, com_acc: np.ndarray) -> np.ndarray:
+    """(T, DoF) torque magnitudes (N*m, actuator order) that holding each pose of the clip
+    (ClipKinematics ``ck``) costs: the weight of the links beyond each joint less the floor's
+    share of it (see the module docstring), sustained (low-passed over SUSTAINED: a roll landing
+    on a shoulder spikes the load for a few hundredths of a second, which bone and soft tissue
+    take, not muscle)."""
+    beyond = _beyond(ck.link_names)
+    slot = {name: i for i, name in enumerate(ck.link_names)}
+    joints = [j for j in proxy.DEFAULT_JOINTS if j.name in slot]   # a skeleton without one holds nothing there
+    columns, d = [], 0
+    for j in proxy.DEFAULT_JOINTS:
+        if j.name in slot:
+            columns.append((d, j.dofs))
+        d += j.dofs
+    frames, links = ck.link_pos.shape[:2]
+    member = np.zeros((len(joints), links))                     # joint x link: the link lies beyond it
+    for a, j in enumerate(joints):
+        member[a, beyond[j.name]] = 1.0
+    where = [slot[j.name] for j in joints]
+    axes = quat.to_matrix(ck.link_rot[:, where])                 # (T, J, 3, 3): each joint's axes (columns)
+    origins = ck.joint_pos[:, where]                             # (T, J, 3)
+    scale = np.maximum(GRAVITY + com_acc[:, 2], 0.0)            # (T,) effective gravity
+    out = np.zeros((frames, d))
+    for t in range(frames):
+        load = -ck.link_mass * scale[t]                          # (L,) vertical force on each link
+        points = ck.link_pos[t, :, :2]
+        mask = member
+        touching = np.flatnonzero(ck.touching[t])
+        if touching.size:
+            shares = support_shares(points[touching], ck.com[t, :2], float(ck.link_mass.sum() * scale[t]))
+            points = np.vstack([points, points[touching]])      # each support under its link
+            load = np.concatenate([load, shares])
+            mask = np.hstack([member, member[:, touching]])
+        # (x - o) x (0, 0, f) = (ly f, -lx f, 0), summed over what lies beyond each joint.
+        weighted = mask * load
+        lever_x = points[None, :, 0] - origins[t, :, 0, None]
+        lever_y = points[None, :, 1] - origins[t, :, 1, None]
+        mx = (weighted * lever_y).sum(axis=1)
+        my = -(weighted * lever_x).sum(axis=1)
+        about = mx[:, None] * axes[t, :, 0, :] + my[:, None] * axes[t, :, 1, :]   # moment @ R, per joint
+        for a, (start, dofs) in enumerate(columns):
+            if dofs == 3:
+                out[t, start:start + 3] = about[a]
+            else:
+                out[t, start] = about[a] @ REVOLUTE_AXIS
+    return lowpass.smooth(np.abs(out), ck.fps, width=SUSTAINED)
+
+
+def calibrated_strength(default: np.ndarray, loads: np.ndarray) -> np.ndarray:
+    """Strength per DoF for floor work: the default, raised to STRENGTH_MARGIN times the largest
+    sustained load (static_torques), left and right alike (as srb.calibrate_tau_max does for the
+    SRB's loads: the fresh motion is exactly within strength, fatigue takes it from there)."""
+    peak = loads.max(axis=0) if len(loads) else np.zeros_like(default)
+    for right, left in proxy.mirrored_dofs():
+        peak[right] = peak[left] = max(peak[right], peak[left])
+    return np.maximum(default, STRENGTH_MARGIN * peak)
+
+
+class FloorFollower:
+    """Steps an SrbSimulator through floor work: pelvis and pose on the reference, the static
+    joint torques of each pose booked, and SRB mode's tempo and rests driven by whichever joints
+    carry the load (not only the legs)."""
+
+    def __init__(self, sim, ref, loads: np.ndarray):
+        self.sim, self.ref = sim, ref
+        self.loads = loads              # static_torques of the reference, per frame
+        # Where resting helps: a pose that costs every joint little (lying, sitting).  Held on
+        # all fours the tired arms and trunk kept their load and never recovered: a crawl that
+        # stopped to rest stood still, then went on, every 2 s.  Elsewhere the motion only slows.
+        self.restful = (loads / sim.body.tau_max).max(axis=1) < RESTFUL_LOAD
+
+    def step(self) -> None:
+        sim, ref = self.sim, self.ref
+        rate = 0.0 if sim.resting else sim.tempo
+        sim.phase = min(sim.phase + rate * sim.dt, ref.duration)
+        r = ref.sample(sim.phase)
+        sim.p = r.com.copy()
+        sim.v = r.com_vel.copy()
+        sim.q = r.rot.copy()
+        for k, foot in enumerate(sim.feet):
+            foot.stance = bool(r.contact[k])
+            foot.offset = np.zeros(3)
+        torque = self.loads[ref.frame(sim.phase)]
+        if sim.fatigue is not None:
+            torque = sim.fatigue.step_torque(torque, sim.body.tau_max, sim.time, sim.dt)
+            sim.load_avg += (np.minimum(torque / sim.body.tau_max, 1.0) - sim.load_avg) * sim._load_blend
+            self._update_tempo()
+        sim.torque = torque
+        sim.time += sim.dt
+
+    def _update_tempo(self) -> None:
+        """SRB mode's tempo rule (srb.SrbSimulator._update_tempo) on every joint that carries load:
+        slow down as they tire; when they cannot go on, rest at the next pose that costs little
+        (``restful``); resume once every loaded joint is back above resume_rc or recovery has
+        stalled."""
+        sim, s = self.sim, self.sim.s
+        rc = sim.fatigue.model.residual_capacity
+        loaded = sim.load_avg > 0.02
+        weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
+        frame = int(round(sim.time * 30))
+        ended = sim.phase >= self.ref.duration - 1e-9
+        if sim.resting:
+            if weakest > sim._rest_best + 0.01:
+                sim._rest_best, sim._rest_best_time = weakest, sim.time
+            stalled = sim.time - sim._rest_best_time > s.rest_stall and not ended
+            if weakest >= s.resume_rc or stalled:
+                sim.resting = False
+                sim._no_rest_before = sim.phase + s.min_motion_between_rests
+                sim.events.append({"time": sim.time, "frame": frame, "kind": "resume",
+                                   "reason": "recovered" if weakest >= s.resume_rc else "recovery stalled"})
+            return
+        sim.tempo = min(max((weakest - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo), 1.0)
+        restful = bool(self.restful[self.ref.frame(sim.phase)])
+        if weakest < s.rest_rc and restful and (sim.phase >= sim._no_rest_before or ended):
+            sim.resting = True
+            sim._rest_best, sim._rest_best_time = weakest, sim.time
+            sim.events.append({"time": sim.time, "frame": frame, "kind": "rest"})

@@ -1,0 +1,87 @@
+"""Floor work: the static joint loads of a body held up by more than its feet, and what they do
+to a take (tiring the working limbs, slowing the motion, resting only where resting helps)."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from runtime import clip as C
+from runtime import floor, proxy, quat, schedule, simulate
+
+G = floor.GRAVITY
+
+
+def _two_links(hip_touches: bool):
+    """A 30 kg pelvis on the floor at the origin and a 10 kg thigh 0.3 m ahead of its hip joint,
+    held out level (or resting on the floor too), still."""
+    names = ("root", "right_hip")
+    frames = 3
+    ck = SimpleNamespace(
+        link_names=names, fps=30.0, floor_height=0.0,
+        link_mass=np.array([30.0, 10.0]),
+        link_pos=np.tile([[0.0, 0.0, 0.1], [0.3, 0.0, 0.1]], (frames, 1, 1)),
+        joint_pos=np.tile([[0.0, 0.0, 0.1], [0.0, 0.0, 0.1]], (frames, 1, 1)),
+        link_rot=np.tile(quat.IDENTITY, (frames, 2, 1)),
+        com=np.tile([0.3 * 10.0 / 40.0, 0.0, 0.1], (frames, 1)),
+        touching=np.tile([True, hip_touches], (frames, 1)))
+    return ck, np.zeros((frames, 3))
+
+
+def _dof(name: str, axis: int) -> int:
+    return [(n, a) for n, a, _ in proxy.dof_table()].index((name, axis))
+
+
+def test_a_joint_carries_the_weight_beyond_it_less_what_the_floor_takes():
+    held, acc = _two_links(hip_touches=False)
+    loads = floor.static_torques(held, acc)
+    # Held out level: the hip holds the thigh's weight on its 0.3 m lever, about the lateral axis.
+    assert loads[:, _dof("right_hip", 1)] == pytest.approx(10.0 * G * 0.3, rel=1e-9)
+    assert np.delete(loads, _dof("right_hip", 1), axis=1).max() == pytest.approx(0.0, abs=1e-9)
+    # Resting on the floor as well, the floor carries the thigh and the hip holds nothing.
+    rested, acc = _two_links(hip_touches=True)
+    assert floor.static_torques(rested, acc).max() < 0.01 * 10.0 * G * 0.3
+
+
+def test_support_shares_carry_the_weight_and_balance_it():
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    shares = floor.support_shares(points, np.array([0.25, 0.25]), 100.0)
+    assert shares.min() >= 0.0 and shares.sum() == pytest.approx(100.0, rel=1e-3)
+    assert shares @ points == pytest.approx([25.0, 25.0], rel=1e-2)
+    # A centre of mass beyond the support: the nearest balance, never a pulling floor.
+    assert floor.support_shares(points, np.array([2.0, 0.0]), 100.0).min() >= 0.0
+
+
+@pytest.fixture(scope="module")
+def crawls():
+    crawl = C.load_deepmimic(C.deepmimic_clip_path("crawl"))
+    tired = schedule.from_fitness(0.25, fps=30, time_scale=40)
+    return {name: simulate.simulate(crawl, sched, seconds=6.0, out_fps=30)
+            for name, sched in (("fresh", None), ("tired", tired))}
+
+
+def test_a_tired_crawl_tires_the_arms_and_trunk_that_carry_it_and_slows(crawls):
+    fresh, tired = crawls["fresh"], crawls["tired"]
+    assert fresh.mode == tired.mode == "srb-reference-follow" and not tired.fell
+    parts = np.array(proxy.dof_body_parts())
+    rc = tired.fatigue["RC"]
+    for part in ("arms", "trunk", "legs"):          # hands and knees hold it up, the trunk bridges them
+        assert rc[:, parts == part].min() < 0.8, part
+    # Fresh follows the source at its tempo; tired takes longer over the same motion.
+    assert fresh.duration_stretch() == pytest.approx(1.0, abs=0.02)
+    assert tired.duration_stretch() > 1.3
+    # The pose is the source's, at whatever moment of it the take shows.
+    _, _, joints = C.load_deepmimic(C.deepmimic_clip_path("crawl")).repeated(6.0).sample_many(tired.reference_time)
+    assert float(quat.angle_between(tired.clip.joint_rots, joints).max()) < 1e-4
+
+
+def test_floor_work_rests_only_in_a_pose_that_costs_little():
+    """An exhausted get-up (lying, then pushing up) may rest lying down, never on all fours."""
+    getup = C.load_deepmimic(C.deepmimic_clip_path("getup_facedown"))
+    take = simulate.simulate(getup, schedule.from_fitness(0.1, fps=30, time_scale=80), out_fps=30, hold=2.0)
+    rests = [e for e in take.events if e["kind"] == "rest"]
+    assert rests, "an exhausted get-up should pause"
+    for e in rests:
+        f = min(e["frame"], take.frames - 1)
+        assert (np.abs(take.torque[f]) / take.tau_max).max() < floor.RESTFUL_LOAD + 0.05
+    again = simulate.simulate(getup, schedule.from_fitness(0.1, fps=30, time_scale=80), out_fps=30, hold=2.0)
+    assert np.array_equal(take.fatigue["RC"], again.fatigue["RC"])      # deterministic
