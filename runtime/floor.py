@@ -29,10 +29,92 @@ SHARE_REGULARISER = 1e-5    # among balances that carry the weight, the most eve
 SUSTAINED = 0.1             # s: Gaussian width over which loads count (an impact is passive)
 STRENGTH_MARGIN = 1.05      # calibrated strength over the largest sustained load
 RESTFUL_LOAD = 0.1          # a pose where no joint holds more than this share of its strength can be rested in
+# Held up by something the clip does not show (a seat, a bench, a saddle): a centre of mass at
+# rest this far outside everything touching the floor, this long.  No one stands like that.
+OUTSIDE_SUPPORT = 0.05      # m (1.62 m body)
+STILL_SPEED = 0.15          # m/s (1.62 m body) ...
+HELD_SECONDS = 0.5          # s
+SEAT_LINKS = ("root", "right_hip", "left_hip")   # where the unseen support carries it: pelvis and thighs
 PARENT = {"chest": "root", "neck": "chest", "right_shoulder": "chest", "left_shoulder": "chest",
           **{f"{side}_{child}": f"{side}_{parent}" for side in ("right", "left")
              for child, parent in (("knee", "hip"), ("ankle", "knee"), ("elbow", "shoulder"), ("wrist", "elbow"))},
           "right_hip": "root", "left_hip": "root"}
+
+
+def _hull(points: np.ndarray) -> np.ndarray:
+    """Convex hull of 2-D points, counter-clockwise (monotone chain); fewer than 3 points as given."""
+    pts = sorted(set(map(tuple, np.round(points, 9).tolist())))
+    if len(pts) < 3:
+        return np.array(pts, dtype=np.float64).reshape(-1, 2)
+
+    def half(seq):
+        out = []
+        for p in seq:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0.0:
+                out.pop()
+            out.append(p)
+        return out
+    lower, upper = half(pts), half(reversed(pts))
+    return np.array(lower[:-1] + upper[:-1], dtype=np.float64)
+
+
+def outside_support(point: np.ndarray, support: np.ndarray) -> float:
+    """How far (m) the 2-D ``point`` lies outside the convex hull of ``support`` (0 inside;
+    infinity with no support)."""
+    if len(support) == 0:
+        return float("inf")
+    hull = _hull(support)
+    if len(hull) >= 3:
+        edges = np.roll(hull, -1, axis=0) - hull
+        rel = point - hull
+        if ((edges[:, 0] * rel[:, 1] - edges[:, 1] * rel[:, 0]) >= 0.0).all():
+            return 0.0
+    best = float("inf")
+    for a, b in zip(hull, np.roll(hull, -1, axis=0) if len(hull) > 1 else hull):
+        ab = b - a
+        u = 0.0 if float(ab @ ab) == 0.0 else min(max(float((point - a) @ ab / (ab @ ab)), 0.0), 1.0)
+        best = min(best, float(np.linalg.norm(point - (a + u * ab))))
+    return best
+
+
+def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """(T,) frames in which something the clip does not show holds the body up: its centre of mass,
+    nearly still, lies more than OUTSIDE_SUPPORT outside everything touching the floor (feet in
+    contact by their sole corners, other links where they are), for at least HELD_SECONDS.
+
+    Why: a seated character (a dialogue scene at a desk) has its feet on the floor and nothing
+    else; carried by its feet, its legs held the whole body in a squat and gave way within 4 s
+    of a tired take.  No one stands with the centre of mass outside the feet without moving."""
+    frames = len(ck.com)
+    feet = [ck.link_names.index(n) for n in proxy.FOOT_LINKS]
+    out = np.zeros(frames, dtype=bool)
+    still = np.linalg.norm(com_vel, axis=1) < STILL_SPEED * scale
+    for t in np.flatnonzero(still).tolist():
+        parts = [ck.sole[t, k, :, :2] for k in range(2) if ck.foot_contact[t, k]]
+        others = [i for i in np.flatnonzero(ck.touching[t]).tolist() if i not in feet]
+        if others:
+            parts.append(ck.link_pos[t, others, :2])
+        support = np.concatenate(parts) if parts else np.zeros((0, 2))
+        out[t] = outside_support(ck.com[t, :2], support) > OUTSIDE_SUPPORT * scale
+    n = max(1, int(round(HELD_SECONDS * ck.fps)))
+    return _runs_at_least(out, n)
+
+
+def _runs_at_least(mask: np.ndarray, n: int) -> np.ndarray:
+    """Only the runs of True at least ``n`` long."""
+    out = np.zeros_like(mask)
+    t = 0
+    while t < len(mask):
+        if mask[t]:
+            start = t
+            while t < len(mask) and mask[t]:
+                t += 1
+            if t - start >= n:
+                out[start:t] = True
+        else:
+            t += 1
+    return out
 
 
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:
@@ -63,13 +145,15 @@ def support_shares(points: np.ndarray, com: np.ndarray, weight: float) -> np.nda
     return np.maximum(f, 0.0) / scale
 
 
-def static_torques(ck, com_acc: np.ndarray) -> np.ndarray:
+def static_torques(ck, com_acc: np.ndarray, held: np.ndarray | None = None) -> np.ndarray:
     """(T, DoF) torque magnitudes (N*m, actuator order) that holding each pose of the clip
     (ClipKinematics ``ck``) costs: the weight of the links beyond each joint less the floor's
     share of it (see the module docstring), sustained (low-passed over SUSTAINED: a roll landing
     on a shoulder spikes the load for a few hundredths of a second, which bone and soft tissue
-    take, not muscle)."""
+    take, not muscle).  ``held`` (T,): frames held up by something unseen (held_elsewhere),
+    which carries the body at its pelvis and thighs (a seat)."""
     beyond = _beyond(ck.link_names)
+    seat = [ck.link_names.index(n) for n in SEAT_LINKS if n in ck.link_names]
     slot = {name: i for i, name in enumerate(ck.link_names)}
     joints = [j for j in proxy.DEFAULT_JOINTS if j.name in slot]   # a skeleton without one holds nothing there
     columns, d = [], 0
@@ -91,6 +175,8 @@ def static_torques(ck, com_acc: np.ndarray) -> np.ndarray:
         points = ck.link_pos[t, :, :2]
         mask = member
         touching = np.flatnonzero(ck.touching[t])
+        if held is not None and held[t]:
+            touching = np.union1d(touching, seat)
         if touching.size:
             shares = support_shares(points[touching], ck.com[t, :2], float(ck.link_mass.sum() * scale[t]))
             points = np.vstack([points, points[touching]])      # each support under its link

@@ -103,8 +103,9 @@ def simulate(
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
-    floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION
-    floor_loads = floor.static_torques(ck, ref.com_acc) if floor_work else None
+    held = floor.held_elsewhere(ck, ref.com_vel, srb.kin_scale(body))
+    floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION or held.mean() > FLOOR_WORK_FRACTION
+    floor_loads = floor.static_torques(ck, ref.com_acc, held) if floor_work else None
     if tau_max is None and not floor_work:
         tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan)
     elif tau_max is None:
@@ -154,6 +155,10 @@ def simulate(
     if floor_work:
         notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
                                     "feet, which foot contacts alone cannot carry (no centroidal dynamics)")
+        if held.mean() > FLOOR_WORK_FRACTION:
+            notes["pelvis_and_legs"] = (f"reference followed: in {100 * held.mean():.0f} % of the frames the body "
+                                        "rests still with its centre of mass outside its feet, held up by something "
+                                        "the clip does not show (a seat, a bench), which carries it at the pelvis and thighs")
         notes["arms_trunk_neck"] = ("pose follows the reference; every joint books the static torque of holding "
                                     "the body up on what touches the floor (runtime.floor): the working limbs "
                                     "tire, the motion slows and pauses until they recover; no joint sags")

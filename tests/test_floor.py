@@ -85,3 +85,55 @@ def test_floor_work_rests_only_in_a_pose_that_costs_little():
         assert (np.abs(take.torque[f]) / take.tau_max).max() < floor.RESTFUL_LOAD + 0.05
     again = simulate.simulate(getup, schedule.from_fitness(0.1, fps=30, time_scale=80), out_fps=30, hold=2.0)
     assert np.array_equal(take.fatigue["RC"], again.fatigue["RC"])      # deterministic
+
+
+def test_outside_support_measures_the_distance_to_the_hull():
+    square = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.5, 0.5]])
+    assert floor.outside_support(np.array([0.3, 0.6]), square) == 0.0
+    assert floor.outside_support(np.array([1.5, 0.5]), square) == pytest.approx(0.5)
+    assert floor.outside_support(np.array([2.0, 2.0]), square) == pytest.approx(np.sqrt(2.0))
+    assert floor.outside_support(np.array([0.5, 1.0]), square[:2]) == pytest.approx(1.0)   # a segment
+    assert floor.outside_support(np.array([0.0, 3.0]), square[:1]) == pytest.approx(3.0)   # a point
+    assert floor.outside_support(np.zeros(2), np.zeros((0, 2))) == float("inf")
+
+
+def seated_typist(seconds: float = 6.0) -> C.Clip:
+    """Sitting on a chair the clip does not show (hips and knees at 90 degrees, feet on the floor
+    0.42 m ahead of the pelvis), forearms forward, typing."""
+    from dataclasses import replace
+
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    frames = int(round(seconds * 30)) + 1
+    t = np.arange(frames) / 30.0
+    z = [0.0, 0.0, 1.0]
+    joints = np.tile(quat.IDENTITY, (frames, len(names), 1))
+    for side, phase in (("right", 0.0), ("left", 1.5)):
+        joints[:, names.index(f"{side}_hip")] = quat.from_axis_angle(z, np.pi / 2)
+        joints[:, names.index(f"{side}_knee")] = quat.from_axis_angle(z, -np.pi / 2)
+        joints[:, names.index(f"{side}_shoulder")] = quat.from_axis_angle(z, 0.7)
+        joints[:, names.index(f"{side}_elbow")] = np.stack(
+            [quat.from_axis_angle(z, -1.5 + 0.1 * np.sin(4 * np.pi * x + phase)) for x in t])
+    root = np.tile(walk.root_pos[0] - [0.0, 0.0, 0.332], (frames, 1))
+    return replace(walk, name="seated", loop=False, root_pos=root, root_rot=np.tile(walk.root_rot[0], (frames, 1)),
+                   joint_rots=joints)
+
+
+def test_a_seated_character_is_held_by_its_seat_not_its_legs():
+    """Feet on the floor and nothing else: carried by its feet, a tired sitter's legs held the
+    whole body in a squat and it fell within 4 s.  The unseen seat now carries it."""
+    from runtime import kinematics, lowpass
+
+    with kinematics.Kinematics() as kin:
+        ck = kin.analyse(seated_typist())
+        assert floor.held_elsewhere(ck, lowpass.derivative(ck.com, ck.fps)).mean() > 0.9
+        for name in ("walk", "punch", "kick", "dance_b", "spin"):     # standing motion stands on its feet
+            other = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path(name)))
+            assert not floor.held_elsewhere(other, lowpass.derivative(other.com, other.fps)).any(), name
+    take = simulate.simulate(seated_typist(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
+    assert not take.fell and take.mode == "srb-reference-follow"
+    assert "does not show" in take.notes["pelvis_and_legs"]
+    legs = np.array(proxy.dof_body_parts()) == "legs"
+    assert take.fatigue["TL"][:, legs].mean() < 0.1       # the seat, not the knees, holds the body up
+    arms = np.array(proxy.dof_body_parts()) == "arms"
+    assert take.fatigue["RC"][:, arms].min() < 0.9         # the forearms held out over the keys tire
