@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import quadprog
 
-from . import lowpass, proxy, quat
+from . import kinematics, lowpass, proxy, quat
 from .clip import REVOLUTE_AXIS
 
 GRAVITY = 9.81
@@ -98,23 +98,7 @@ def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
         support = np.concatenate(parts) if parts else np.zeros((0, 2))
         out[t] = outside_support(ck.com[t, :2], support) > OUTSIDE_SUPPORT * scale
     n = max(1, int(round(HELD_SECONDS * ck.fps)))
-    return _runs_at_least(out, n)
-
-
-def _runs_at_least(mask: np.ndarray, n: int) -> np.ndarray:
-    """Only the runs of True at least ``n`` long."""
-    out = np.zeros_like(mask)
-    t = 0
-    while t < len(mask):
-        if mask[t]:
-            start = t
-            while t < len(mask) and mask[t]:
-                t += 1
-            if t - start >= n:
-                out[start:t] = True
-        else:
-            t += 1
-    return out
+    return kinematics.sustained(out, n)
 
 
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:

@@ -48,7 +48,7 @@ class ClipKinematics:
         lasting under ``min_seconds``, like a shin brushing it in a run, do not count)."""
         feet = [self.link_names.index(n) for n in proxy.FOOT_LINKS]
         others = np.delete(self.touching, feet, axis=1).any(axis=1)
-        return float(_sustained(others, max(1, int(round(min_seconds * self.fps)))).mean())
+        return float(sustained(others, max(1, int(round(min_seconds * self.fps)))).mean())
 
 
 class Kinematics:
@@ -219,7 +219,7 @@ def shared(height: float = proxy.DEFAULT_HEIGHT, plan=None) -> Kinematics:
     return kin
 
 
-def _sustained(mask: np.ndarray, min_frames: int) -> np.ndarray:
+def sustained(mask: np.ndarray, min_frames: int) -> np.ndarray:
     """Keep only runs of True at least ``min_frames`` long."""
     out = np.zeros_like(mask)
     t = 0
