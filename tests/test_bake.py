@@ -223,6 +223,22 @@ def test_a_take_too_tired_to_finish_says_so(registered_addon, monkeypatch):
     assert ", FELL at frame 57" in mod("fatigue_addon.bake").summary(report)
 
 
+def test_a_seated_character_bakes_held_by_its_seat(registered_addon):
+    """A dialogue at a desk: the chair is not part of the rig.  The bake sits it on what the clip
+    does not show instead of standing it on its feet in a squat (a tired sitter fell in 4 s)."""
+    from test_floor import seated_typist
+
+    obj, _, mapping = walk_rig(mesh=False, edit=lambda _walk: seated_typist(4.0))
+    tired(obj)
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    report = json.loads(obj.fatigue_settings.last_report)
+    assert report["mode"] == "srb-reference-follow" and not report["fell"]
+    assert "does not show" in report["notes"]["pelvis_and_legs"]
+    _, capacity = curve_values(bpy.data.actions["walk.fatigued"],
+                               f'pose.bones["{mapping["right_elbow"]}"]["capacity"]')
+    assert capacity.min() < 0.95                   # the forearms held over the keys tire
+
+
 def test_rebake_replaces_and_reads_the_source(registered_addon):
     obj, body, _ = walk_rig(seconds=1.0)
     source = obj.animation_data.action
