@@ -527,6 +527,15 @@ def write(context, job: BakeJob, take) -> dict:
     return report
 
 
+def support_label(stats: dict) -> str:
+    """What held the character up, in an animator's words (the report, the Last Bake panel)."""
+    if stats.get("held_elsewhere", 0.0) > 0.05:
+        return "an unseen seat: pose as keyed, its load booked"
+    if stats.get("floor_work", 0.0):
+        return "floor work: pose as keyed, its load booked"
+    return "its feet: balance simulated"
+
+
 def make_report(job: BakeJob, take, action, meshes) -> dict:
     rests = [e for e in take.events if e.get("kind") == "rest"]
     stopped = [e for e in take.events if e.get("kind") == "stopped"]
@@ -540,6 +549,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "action": action.name,
         "source": job.source,
         "mode": take.mode,
+        "support": support_label(stats),
         "foot_placement": take.notes.get("foot_placement", "Raibert rule"),
         "effort_economy": take.notes.get("effort_economy", ""),
         "backend": job.backend,
@@ -583,7 +593,8 @@ def summary(report: dict) -> str:
                if report["fell"] else "")
             + (f", ends {report['behind_source_m']:.1f} m short of the source's path (shorter tired strides)"
                if report.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M else "")
-            + ("" if report.get("finished", True) else ", UNFINISHED: too tired to play the whole source"))
+            + ("" if report.get("finished", True) else ", UNFINISHED: too tired to play the whole source")
+            + ("" if report.get("support", "its feet").startswith("its feet") else f"; held up by {report['support']}"))
 
 
 # ============================================================================= all three, synchronously

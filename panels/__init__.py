@@ -174,7 +174,8 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
             return
         col = layout.column(align=True)
         col.label(text=f"{r['action']}: frames {r['take_frames'][0]}-{r['take_frames'][1]}", icon="ACTION")
-        col.label(text=f"Tempo: x{r['duration_stretch']:.2f} of the source ({r['mode']})")
+        col.label(text=f"Tempo: x{r['duration_stretch']:.2f} of the source")
+        col.label(text=f"Held up by {r.get('support', r['mode'])}")
         fell = ""
         if r.get("fell"):
             fell = f"   FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else "   FELL"

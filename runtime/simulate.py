@@ -209,7 +209,9 @@ def simulate(
                                "reason": f"the take reached {MAX_STRETCH:g}x the source length; the last "
                                          f"{ref.duration - sim.phase:.1f} s of the source were not played"})
         wall = _time.perf_counter() - wall0
-        return _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
+        take = _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
+        take.stats["held_elsewhere"] = float(held.mean())    # share of frames held up by an unseen support
+        return take
     finally:
         if limbs is not None:
             limbs.close()

@@ -105,6 +105,7 @@ def test_bake_writes_take_curves_heat_and_keeps_source(registered_addon):
     assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
     s = obj.fatigue_settings
     report = json.loads(s.last_report)
+    assert report["support"] == "its feet: balance simulated"
 
     # the new action, assigned (with its slot), one key per take frame from the first frame
     new = bpy.data.actions["walk.fatigued"]
@@ -234,6 +235,7 @@ def test_a_seated_character_bakes_held_by_its_seat(registered_addon):
     report = json.loads(obj.fatigue_settings.last_report)
     assert report["mode"] == "srb-reference-follow" and not report["fell"]
     assert "does not show" in report["notes"]["pelvis_and_legs"]
+    assert report["support"].startswith("an unseen seat")
     _, capacity = curve_values(bpy.data.actions["walk.fatigued"],
                                f'pose.bones["{mapping["right_elbow"]}"]["capacity"]')
     assert capacity.min() < 0.95                   # the forearms held over the keys tire

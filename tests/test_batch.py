@@ -53,7 +53,9 @@ def keyframes(path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def shots(tmp_path_factory):
+def shots(tmp_path_factory, addon_package):
+    """Three shot files (one without an armature); ``addon_package``: keyframes() reads saved
+    files through the extension's own action helpers (the test also passes on its own)."""
     d = tmp_path_factory.mktemp("shots")
     return {"a": make_shot(d / "shot_a.blend"), "b": make_shot(d / "shot_b.blend"),
             "broken": make_shot(d / "broken.blend", empty=True)}
@@ -142,6 +144,7 @@ def test_batch_with_a_broken_file_bakes_the_others_and_exits_1(shots, tmp_path):
         assert (t["armature"], t["action"], t["out_action"], t["mode"]) == ("Mixamo", "walk", "walk.fatigued", "srb")
         assert t["frames"] == [1, 31] and t["seconds_sim"] > 0.9 and t["realtime_x"] > 0
         assert t["duration_stretch"] >= 1.0 and t["residual_force_bw_mean"] >= 0.0
+        assert t["support"] == "its feet: balance simulated" and t["behind_source_m"] >= 0.0
         assert {"knee", "ankle", "shoulder"} <= set(t["peak_fatigue_by_region"])
         saved = keyframes(out / name)
         assert saved["_assigned"] == {"Mixamo": "walk.fatigued"} and "walk" in saved

@@ -34,7 +34,7 @@ from runtime.srb import MAX_EFFORT_ECONOMY  # noqa: E402
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
 SUMMARY_FIELDS = ("file", "out_file", "variant", "armature", "action", "out_action", "frames", "take_frames",
-                  "mode", "seconds_sim", "realtime_x", "duration_stretch", "peak_fatigue_by_region",
+                  "mode", "support", "seconds_sim", "realtime_x", "duration_stretch", "peak_fatigue_by_region",
                   "residual_force_bw_mean", "fell", "fall_frame", "finished", "behind_source_m", "rests", "wall_s", "status",
                   "error")
 
@@ -337,11 +337,13 @@ def bake_one(spec: dict) -> dict:
         return result
     result.update(
         status="ok", action=report["source"], out_action=report["action"], frames=report["source_frames"],
-        take_frames=report["take_frames"], mode=report["mode"], seconds_sim=report["seconds_sim"],
+        take_frames=report["take_frames"], mode=report["mode"], support=report.get("support"),
+        seconds_sim=report["seconds_sim"],
         realtime_x=report["realtime_x"], duration_stretch=report["duration_stretch"],
         peak_fatigue_by_region=report["peak_fatigue_by_region"],
         residual_force_bw_mean=report["residual_force_bw_mean"], fell=report["fell"],
-        fall_frame=report.get("fall_frame"), finished=report["finished"], rests=report["rests"])
+        fall_frame=report.get("fall_frame"), finished=report["finished"], behind_source_m=report.get("behind_source_m"),
+        rests=report["rests"])
     return result
 
 
