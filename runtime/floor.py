@@ -35,6 +35,9 @@ OUTSIDE_SUPPORT = 0.05      # m (1.62 m body)
 STILL_SPEED = 0.15          # m/s (1.62 m body) ...
 HELD_SECONDS = 0.5          # s
 SEAT_LINKS = ("root", "right_hip", "left_hip")   # where the unseen support carries it: pelvis and thighs
+RAISED_SECONDS = 0.3        # s with nothing on the floor and the body not falling: it stands on something
+RAISED_FALL = 0.5           # ... "not falling": vertical acceleration above this share of -g
+RAISED_LEVEL = 0.05         # m (1.62 m body): a foot this close to the lower one's level stands there too
 PARENT = {"chest": "root", "neck": "chest", "right_shoulder": "chest", "left_shoulder": "chest",
           **{f"{side}_{child}": f"{side}_{parent}" for side in ("right", "left")
              for child, parent in (("knee", "hip"), ("ankle", "knee"), ("elbow", "shoulder"), ("wrist", "elbow"))},
@@ -101,6 +104,22 @@ def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
     return kinematics.sustained(out, n)
 
 
+def raised_feet(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """(T, 2) feet standing on something above the floor that the clip does not show (a step, a
+    box, a stage): for at least RAISED_SECONDS nothing touches the floor, yet the centre of mass
+    does not fall (its vertical acceleration stays above -RAISED_FALL * g); the lower foot, and
+    the other where it is as low, carries the body then.
+
+    Why: the floor is one level per clip, found where the feet return to.  A walk that began on
+    a box 0.2 m high started in the air, dropped, and fell within 0.4 s, fresh."""
+    feet = [ck.link_names.index(n) for n in proxy.FOOT_LINKS]
+    others = np.delete(ck.touching, feet, axis=1).any(axis=1)
+    carried = ~ck.foot_contact.any(axis=1) & ~others & (com_acc[:, 2] > -RAISED_FALL * GRAVITY)
+    carried = kinematics.sustained(carried, max(1, int(round(RAISED_SECONDS * ck.fps))))
+    lowest = ck.sole[..., 2].min(axis=2)                                   # (T, 2)
+    return carried[:, None] & (lowest <= lowest.min(axis=1, keepdims=True) + RAISED_LEVEL * scale)
+
+
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:
     """Per actuated joint (named like its child link), the links on its far side from the pelvis."""
     def chain(link):
@@ -129,15 +148,18 @@ def support_shares(points: np.ndarray, com: np.ndarray, weight: float) -> np.nda
     return np.maximum(f, 0.0) / scale
 
 
-def static_torques(ck, com_acc: np.ndarray, held: np.ndarray | None = None) -> np.ndarray:
+def static_torques(ck, com_acc: np.ndarray, held: np.ndarray | None = None,
+                   raised: np.ndarray | None = None) -> np.ndarray:
     """(T, DoF) torque magnitudes (N*m, actuator order) that holding each pose of the clip
     (ClipKinematics ``ck``) costs: the weight of the links beyond each joint less the floor's
     share of it (see the module docstring), sustained (low-passed over SUSTAINED: a roll landing
     on a shoulder spikes the load for a few hundredths of a second, which bone and soft tissue
     take, not muscle).  ``held`` (T,): frames held up by something unseen (held_elsewhere),
-    which carries the body at its pelvis and thighs (a seat)."""
+    which carries the body at its pelvis and thighs (a seat); ``raised`` (T, 2): feet standing
+    on something above the floor (raised_feet), which carry it there."""
     beyond = _beyond(ck.link_names)
     seat = [ck.link_names.index(n) for n in SEAT_LINKS if n in ck.link_names]
+    feet = [ck.link_names.index(n) for n in proxy.FOOT_LINKS if n in ck.link_names]
     slot = {name: i for i, name in enumerate(ck.link_names)}
     joints = [j for j in proxy.DEFAULT_JOINTS if j.name in slot]   # a skeleton without one holds nothing there
     columns, d = [], 0
@@ -161,6 +183,8 @@ def static_torques(ck, com_acc: np.ndarray, held: np.ndarray | None = None) -> n
         touching = np.flatnonzero(ck.touching[t])
         if held is not None and held[t]:
             touching = np.union1d(touching, seat)
+        if raised is not None and raised[t].any():
+            touching = np.union1d(touching, [foot for foot, up in zip(feet, raised[t]) if up])
         if touching.size:
             shares = support_shares(points[touching], ck.com[t, :2], float(ck.link_mass.sum() * scale[t]))
             points = np.vstack([points, points[touching]])      # each support under its link

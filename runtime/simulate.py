@@ -104,8 +104,11 @@ def simulate(
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
     held = floor.held_elsewhere(ck, ref.com_vel, srb.kin_scale(body))
-    floor_work = ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION or held.mean() > FLOOR_WORK_FRACTION
-    floor_loads = floor.static_torques(ck, ref.com_acc, held) if floor_work else None
+    raised = floor.raised_feet(ck, ref.com_acc, srb.kin_scale(body))
+    raised_share = float(raised.any(axis=1).mean())
+    floor_work = (ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION or held.mean() > FLOOR_WORK_FRACTION
+                  or raised_share > 0.0)
+    floor_loads = floor.static_torques(ck, ref.com_acc, held, raised) if floor_work else None
     if tau_max is None and not floor_work:
         tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan)
     elif tau_max is None:
@@ -155,6 +158,10 @@ def simulate(
     if floor_work:
         notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
                                     "feet, which foot contacts alone cannot carry (no centroidal dynamics)")
+        if raised_share > 0.0:
+            notes["pelvis_and_legs"] = (f"reference followed: in {100 * raised_share:.0f} % of the frames the feet "
+                                        "stand on something above the floor the clip does not show (a step, a box, "
+                                        "a stage); the simulated floor is one level, so the pose is kept as keyed")
         if held.mean() > FLOOR_WORK_FRACTION:
             notes["pelvis_and_legs"] = (f"reference followed: in {100 * held.mean():.0f} % of the frames the body "
                                         "rests still with its centre of mass outside its feet, held up by something "
@@ -211,6 +218,7 @@ def simulate(
         wall = _time.perf_counter() - wall0
         take = _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
         take.stats["held_elsewhere"] = float(held.mean())    # share of frames held up by an unseen support
+        take.stats["raised_feet"] = raised_share             # ... standing on an unseen raised surface
         return take
     finally:
         if limbs is not None:

@@ -137,3 +137,38 @@ def test_a_seated_character_is_held_by_its_seat_not_its_legs():
     assert take.fatigue["TL"][:, legs].mean() < 0.1       # the seat, not the knees, holds the body up
     arms = np.array(proxy.dof_body_parts()) == "arms"
     assert take.fatigue["RC"][:, arms].min() < 0.9         # the forearms held out over the keys tire
+
+
+def walk_off_a_box(height: float = 0.2) -> C.Clip:
+    """A walk that starts on a box ``height`` high (not part of the clip), steps off it after
+    1.5 s, falls freely to the floor and walks on."""
+    from dataclasses import replace
+
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk")).repeated(4.0)
+    t = np.arange(walk.frames) / walk.fps
+    drop = np.sqrt(2.0 * height / G)
+    lift = np.where(t < 1.5, height, np.where(t < 1.5 + drop, height - 0.5 * G * (t - 1.5) ** 2, 0.0))
+    return replace(walk, name="box", root_pos=walk.root_pos + np.outer(np.maximum(lift, 0.0), [0.0, 0.0, 1.0]))
+
+
+def test_feet_on_an_unseen_box_are_what_carries_the_body():
+    """The floor is one level per clip (where the feet return to).  Started on a box the body
+    was in the air, dropped and fell within 0.4 s, fresh; now the feet on the box carry it."""
+    from runtime import kinematics, lowpass
+
+    with kinematics.Kinematics() as kin:
+        ck = kin.analyse(walk_off_a_box())
+        acc = lowpass.derivative(lowpass.derivative(ck.com, ck.fps), ck.fps)
+        raised = floor.raised_feet(ck, acc)
+        t = np.arange(len(raised)) / ck.fps
+        assert raised[t < 1.4].any(axis=1).mean() > 0.9 and not raised[t > 2.0].any()
+        for name in ("walk", "run", "jump", "kick", "dance_a", "dance_b", "spin", "backflip", "spinkick"):
+            other = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path(name)))      # real flights fall freely
+            other_acc = lowpass.derivative(lowpass.derivative(other.com, other.fps), other.fps)
+            assert not floor.raised_feet(other, other_acc).any(), name
+    take = simulate.simulate(walk_off_a_box(), None, out_fps=30)
+    assert not take.fell and take.mode == "srb-reference-follow"
+    assert "above the floor" in take.notes["pelvis_and_legs"] and take.stats["raised_feet"] > 0.3
+    tired = simulate.simulate(walk_off_a_box(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
+    legs = np.array(proxy.dof_body_parts()) == "legs"
+    assert not tired.fell and tired.fatigue["RC"][:, legs].min() < 0.95     # standing on the box costs the legs
