@@ -531,6 +531,8 @@ def support_label(stats: dict) -> str:
     """What held the character up, in an animator's words (the report, the Last Bake panel)."""
     if stats.get("held_elsewhere", 0.0) > 0.05:
         return "an unseen seat: pose as keyed, its load booked"
+    if stats.get("hanging", 0.0) > 0.0:
+        return "an unseen bar or ledge it hangs from: pose as keyed, its load booked"
     if stats.get("raised_feet", 0.0) > 0.0:
         return "an unseen step or box: pose as keyed, its load booked"
     if stats.get("floor_work", 0.0):

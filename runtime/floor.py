@@ -38,6 +38,8 @@ SEAT_LINKS = ("root", "right_hip", "left_hip")   # where the unseen support carr
 RAISED_SECONDS = 0.3        # s with nothing on the floor and the body not falling: it stands on something
 RAISED_FALL = 0.5           # ... "not falling": vertical acceleration above this share of -g
 RAISED_LEVEL = 0.05         # m (1.62 m body): a foot this close to the lower one's level stands there too
+HANG_ABOVE = 0.15           # m (1.62 m body): a hand this far above the centre of mass holds the body from above
+HAND_LINKS = ("right_wrist", "left_wrist")
 PARENT = {"chest": "root", "neck": "chest", "right_shoulder": "chest", "left_shoulder": "chest",
           **{f"{side}_{child}": f"{side}_{parent}" for side in ("right", "left")
              for child, parent in (("knee", "hip"), ("ankle", "knee"), ("elbow", "shoulder"), ("wrist", "elbow"))},
@@ -112,12 +114,28 @@ def raised_feet(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
 
     Why: the floor is one level per clip, found where the feet return to.  A walk that began on
     a box 0.2 m high started in the air, dropped, and fell within 0.4 s, fresh."""
+    carried = _carried_off_the_floor(ck, com_acc) & ~hanging_hands(ck, com_acc, scale).any(axis=1)
+    lowest = ck.sole[..., 2].min(axis=2)                                   # (T, 2)
+    return carried[:, None] & (lowest <= lowest.min(axis=1, keepdims=True) + RAISED_LEVEL * scale)
+
+
+def hanging_hands(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """(T, 2) hands holding the body up from above (a bar, a ledge, rings: pull-ups, climbing):
+    carried off the floor as in raised_feet, with the hand HANG_ABOVE or more above the centre of
+    mass.  Standing on the feet instead, a hanging body's legs took its weight and its arms
+    only their own."""
+    carried = _carried_off_the_floor(ck, com_acc)
+    hands = [ck.link_names.index(n) for n in HAND_LINKS]
+    above = ck.link_pos[:, hands, 2] - ck.com[:, 2, None] > HANG_ABOVE * scale      # (T, 2)
+    return carried[:, None] & above
+
+
+def _carried_off_the_floor(ck, com_acc: np.ndarray) -> np.ndarray:
+    """(T,) at least RAISED_SECONDS with nothing on the floor, yet a centre of mass not falling."""
     feet = [ck.link_names.index(n) for n in proxy.FOOT_LINKS]
     others = np.delete(ck.touching, feet, axis=1).any(axis=1)
     carried = ~ck.foot_contact.any(axis=1) & ~others & (com_acc[:, 2] > -RAISED_FALL * GRAVITY)
-    carried = kinematics.sustained(carried, max(1, int(round(RAISED_SECONDS * ck.fps))))
-    lowest = ck.sole[..., 2].min(axis=2)                                   # (T, 2)
-    return carried[:, None] & (lowest <= lowest.min(axis=1, keepdims=True) + RAISED_LEVEL * scale)
+    return kinematics.sustained(carried, max(1, int(round(RAISED_SECONDS * ck.fps))))
 
 
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:
@@ -149,17 +167,19 @@ def support_shares(points: np.ndarray, com: np.ndarray, weight: float) -> np.nda
 
 
 def static_torques(ck, com_acc: np.ndarray, held: np.ndarray | None = None,
-                   raised: np.ndarray | None = None) -> np.ndarray:
+                   raised: np.ndarray | None = None, hanging: np.ndarray | None = None) -> np.ndarray:
     """(T, DoF) torque magnitudes (N*m, actuator order) that holding each pose of the clip
     (ClipKinematics ``ck``) costs: the weight of the links beyond each joint less the floor's
     share of it (see the module docstring), sustained (low-passed over SUSTAINED: a roll landing
     on a shoulder spikes the load for a few hundredths of a second, which bone and soft tissue
     take, not muscle).  ``held`` (T,): frames held up by something unseen (held_elsewhere),
     which carries the body at its pelvis and thighs (a seat); ``raised`` (T, 2): feet standing
-    on something above the floor (raised_feet), which carry it there."""
+    on something above the floor (raised_feet), which carry it there; ``hanging`` (T, 2): hands
+    holding it from above (hanging_hands)."""
     beyond = _beyond(ck.link_names)
     seat = [ck.link_names.index(n) for n in SEAT_LINKS if n in ck.link_names]
     feet = [ck.link_names.index(n) for n in proxy.FOOT_LINKS if n in ck.link_names]
+    hands = [ck.link_names.index(n) for n in HAND_LINKS if n in ck.link_names]
     slot = {name: i for i, name in enumerate(ck.link_names)}
     joints = [j for j in proxy.DEFAULT_JOINTS if j.name in slot]   # a skeleton without one holds nothing there
     columns, d = [], 0
@@ -185,6 +205,8 @@ def static_torques(ck, com_acc: np.ndarray, held: np.ndarray | None = None,
             touching = np.union1d(touching, seat)
         if raised is not None and raised[t].any():
             touching = np.union1d(touching, [foot for foot, up in zip(feet, raised[t]) if up])
+        if hanging is not None and hanging[t].any():
+            touching = np.union1d(touching, [hand for hand, up in zip(hands, hanging[t]) if up])
         if touching.size:
             shares = support_shares(points[touching], ck.com[t, :2], float(ck.link_mass.sum() * scale[t]))
             points = np.vstack([points, points[touching]])      # each support under its link

@@ -105,10 +105,11 @@ def simulate(
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
     held = floor.held_elsewhere(ck, ref.com_vel, srb.kin_scale(body))
     raised = floor.raised_feet(ck, ref.com_acc, srb.kin_scale(body))
-    raised_share = float(raised.any(axis=1).mean())
+    hanging = floor.hanging_hands(ck, ref.com_acc, srb.kin_scale(body))
+    raised_share, hanging_share = float(raised.any(axis=1).mean()), float(hanging.any(axis=1).mean())
     floor_work = (ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION or held.mean() > FLOOR_WORK_FRACTION
-                  or raised_share > 0.0)
-    floor_loads = floor.static_torques(ck, ref.com_acc, held, raised) if floor_work else None
+                  or raised_share > 0.0 or hanging_share > 0.0)
+    floor_loads = floor.static_torques(ck, ref.com_acc, held, raised, hanging) if floor_work else None
     if tau_max is None and not floor_work:
         tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan)
     elif tau_max is None:
@@ -162,6 +163,9 @@ def simulate(
             notes["pelvis_and_legs"] = (f"reference followed: in {100 * raised_share:.0f} % of the frames the feet "
                                         "stand on something above the floor the clip does not show (a step, a box, "
                                         "a stage); the simulated floor is one level, so the pose is kept as keyed")
+        if hanging_share > 0.0:
+            notes["pelvis_and_legs"] = (f"reference followed: in {100 * hanging_share:.0f} % of the frames the body "
+                                        "hangs from its hands on something the clip does not show (a bar, a ledge)")
         if held.mean() > FLOOR_WORK_FRACTION:
             notes["pelvis_and_legs"] = (f"reference followed: in {100 * held.mean():.0f} % of the frames the body "
                                         "rests still with its centre of mass outside its feet, held up by something "
@@ -219,6 +223,7 @@ def simulate(
         take = _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
         take.stats["held_elsewhere"] = float(held.mean())    # share of frames held up by an unseen support
         take.stats["raised_feet"] = raised_share             # ... standing on an unseen raised surface
+        take.stats["hanging"] = hanging_share                # ... hanging from its hands
         return take
     finally:
         if limbs is not None:

@@ -247,6 +247,7 @@ def test_the_report_says_what_held_the_character_up(addon_package):
     assert label({"floor_work": 1.0}).startswith("floor work")
     assert label({"floor_work": 1.0, "raised_feet": 0.4}).startswith("an unseen step or box")
     assert label({"floor_work": 1.0, "held_elsewhere": 0.9}).startswith("an unseen seat")
+    assert label({"floor_work": 1.0, "hanging": 0.6}).startswith("an unseen bar or ledge it hangs from")
 
 
 def test_rebake_replaces_and_reads_the_source(registered_addon):

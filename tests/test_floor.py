@@ -172,3 +172,35 @@ def test_feet_on_an_unseen_box_are_what_carries_the_body():
     tired = simulate.simulate(walk_off_a_box(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
     legs = np.array(proxy.dof_body_parts()) == "legs"
     assert not tired.fell and tired.fatigue["RC"][:, legs].min() < 0.95     # standing on the box costs the legs
+
+
+def pull_ups(seconds: float = 6.0) -> C.Clip:
+    """Hanging from a bar the clip does not show (feet 0.5 m or more off the ground), arms
+    overhead, one pull-up every 2 s."""
+    from dataclasses import replace
+
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    frames = int(round(seconds * 30)) + 1
+    up = 0.5 - 0.5 * np.cos(np.pi * np.arange(frames) / 30.0)
+    z = [0.0, 0.0, 1.0]
+    joints = np.tile(quat.IDENTITY, (frames, len(names), 1))
+    for side in ("right", "left"):
+        joints[:, names.index(f"{side}_shoulder")] = np.stack([quat.from_axis_angle(z, 0.95 * np.pi - 1.2 * u) for u in up])
+        joints[:, names.index(f"{side}_elbow")] = np.stack([quat.from_axis_angle(z, -2.2 * u) for u in up])
+    root = np.tile(walk.root_pos[0], (frames, 1))
+    root[:, 2] += 0.5 + 0.35 * up
+    return replace(walk, name="pull-ups", loop=False, root_pos=root, root_rot=np.tile(walk.root_rot[0], (frames, 1)),
+                   joint_rots=joints)
+
+
+def test_pull_ups_hang_from_the_hands_and_tire_the_arms():
+    """Carried off the floor with the hands above the centre of mass, the body hangs: its arms
+    and trunk carry it, not its legs (taken for feet on a box, the legs held the body up)."""
+    take = simulate.simulate(pull_ups(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
+    assert not take.fell and take.mode == "srb-reference-follow" and take.stats["hanging"] > 0.3
+    assert "hangs from its hands" in take.notes["pelvis_and_legs"]
+    parts = np.array(proxy.dof_body_parts())
+    load = {part: take.fatigue["TL"][:, parts == part].mean() for part in ("arms", "legs")}
+    assert load["arms"] > 5 * load["legs"]
+    assert take.fatigue["RC"][:, parts == "arms"].min() < 0.5 < take.fatigue["RC"][:, parts == "legs"].min()
