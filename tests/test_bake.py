@@ -594,6 +594,7 @@ def test_mapping_rows_detect_save_load_and_panels_draw(registered_addon, tmp_pat
     s.last_report = json.dumps(dict(report, behind_source_m=1.26))
     assert "Shorter strides: ends 1.3 m short of the source's path" in draw_all()
     assert "Rests: 0" in after
+    assert "Held up by its feet: balance simulated" in after
     s.last_report = json.dumps(dict(report, fell=True, fall_frame=42))
     assert "Rests: 0   FELL at frame 42" in draw_all()
 
