@@ -1,7 +1,9 @@
-"""Floor work: a body held up by more than its feet (hands, knees, back; rolls, crawls, get-ups).
+"""Floor work: a body held up by more than its feet on the floor: hands, knees or back (rolls,
+crawls, get-ups), or something the clip does not show (a seat, a step or box, a bar it hangs
+from; see held_elsewhere, raised_feet, hanging_hands).
 
-Foot contacts cannot carry such a clip, so its pelvis and pose follow the reference
-(runtime.simulate).  What still acts is the load: the body's weight rests on whatever touches
+Foot contacts on the one simulated floor cannot carry such a clip, so its pelvis and pose follow
+the reference (runtime.simulate).  What still acts is the load: the body's weight rests on whatever touches
 the floor, and every joint carries the weight of the links beyond it less what the floor takes
 of them.  A crawler's arms, trunk and knees hold it up; a get-up pushes through a hand; a raised
 arm holds itself.  These static joint torques are booked by the same fatigue model as every other
