@@ -527,19 +527,6 @@ def write(context, job: BakeJob, take) -> dict:
     return report
 
 
-def support_label(stats: dict) -> str:
-    """What held the character up, in an animator's words (the report, the Last Bake panel)."""
-    if stats.get("held_elsewhere", 0.0) > 0.05:
-        return "an unseen seat: pose as keyed, its load booked"
-    if stats.get("hanging", 0.0) > 0.0:
-        return "an unseen bar or ledge it hangs from: pose as keyed, its load booked"
-    if stats.get("raised_feet", 0.0) > 0.0:
-        return "an unseen step or box: pose as keyed, its load booked"
-    if stats.get("floor_work", 0.0):
-        return "floor work: pose as keyed, its load booked"
-    return "its feet: balance simulated"
-
-
 def make_report(job: BakeJob, take, action, meshes) -> dict:
     rests = [e for e in take.events if e.get("kind") == "rest"]
     stopped = [e for e in take.events if e.get("kind") == "stopped"]
@@ -553,7 +540,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "action": action.name,
         "source": job.source,
         "mode": take.mode,
-        "support": support_label(stats),
+        "support": take.notes.get("support", "its feet: balance simulated"),
         "foot_placement": take.notes.get("foot_placement", "Raibert rule"),
         "effort_economy": take.notes.get("effort_economy", ""),
         "backend": job.backend,

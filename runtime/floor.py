@@ -20,6 +20,8 @@ it, (x_i - o) x f_i z, on each of its axes (its child link's frame; a knee or el
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import quadprog
 
@@ -27,6 +29,7 @@ from . import kinematics, lowpass, proxy, quat
 from .clip import REVOLUTE_AXIS
 
 GRAVITY = 9.81
+FLOOR_WORK_FRACTION = 0.05  # contact other than the feet (or a seat) in more than this share of frames
 SHARE_REGULARISER = 1e-5    # among balances that carry the weight, the most even (unique, never one link per side)
 SUSTAINED = 0.1             # s: Gaussian width over which loads count (an impact is passive)
 STRENGTH_MARGIN = 1.05      # calibrated strength over the largest sustained load
@@ -94,7 +97,7 @@ def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
     else; carried by its feet, its legs held the whole body in a squat and gave way within 4 s
     of a tired take.  No one stands with the centre of mass outside the feet without moving."""
     frames = len(ck.com)
-    feet = [ck.link_names.index(n) for n in proxy.FOOT_LINKS]
+    feet = {ck.link_names.index(n) for n in proxy.FOOT_LINKS}
     out = np.zeros(frames, dtype=bool)
     still = np.linalg.norm(com_vel, axis=1) < STILL_SPEED * scale
     for t in np.flatnonzero(still).tolist():
@@ -108,15 +111,16 @@ def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
     return kinematics.sustained(out, n)
 
 
-def raised_feet(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
+def raised_feet(ck, com_acc: np.ndarray, hanging: np.ndarray, scale: float = 1.0) -> np.ndarray:
     """(T, 2) feet standing on something above the floor that the clip does not show (a step, a
     box, a stage): for at least RAISED_SECONDS nothing touches the floor, yet the centre of mass
     does not fall (its vertical acceleration stays above -RAISED_FALL * g); the lower foot, and
-    the other where it is as low, carries the body then.
+    the other where it is as low, carries the body then, unless it hangs (``hanging``: the
+    hanging_hands of the same clip).
 
     Why: the floor is one level per clip, found where the feet return to.  A walk that began on
     a box 0.2 m high started in the air, dropped, and fell within 0.4 s, fresh."""
-    carried = _carried_off_the_floor(ck, com_acc) & ~hanging_hands(ck, com_acc, scale).any(axis=1)
+    carried = _carried_off_the_floor(ck, com_acc) & ~hanging.any(axis=1)
     lowest = ck.sole[..., 2].min(axis=2)                                   # (T, 2)
     return carried[:, None] & (lowest <= lowest.min(axis=1, keepdims=True) + RAISED_LEVEL * scale)
 
@@ -134,10 +138,60 @@ def hanging_hands(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
 
 def _carried_off_the_floor(ck, com_acc: np.ndarray) -> np.ndarray:
     """(T,) at least RAISED_SECONDS with nothing on the floor, yet a centre of mass not falling."""
-    feet = [ck.link_names.index(n) for n in proxy.FOOT_LINKS]
-    others = np.delete(ck.touching, feet, axis=1).any(axis=1)
-    carried = ~ck.foot_contact.any(axis=1) & ~others & (com_acc[:, 2] > -RAISED_FALL * GRAVITY)
+    carried = ~ck.foot_contact.any(axis=1) & ~ck.non_foot_touching() & (com_acc[:, 2] > -RAISED_FALL * GRAVITY)
     return kinematics.sustained(carried, max(1, int(round(RAISED_SECONDS * ck.fps))))
+
+
+@dataclass(frozen=True)
+class Support:
+    """What holds a clip's body up besides its feet on the simulated floor, per frame."""
+    others_share: float           # sustained contact of links other than the feet (non_foot_contact_fraction)
+    held: np.ndarray              # (T,) an unseen seat (held_elsewhere)
+    raised: np.ndarray            # (T, 2) feet on an unseen step or box (raised_feet)
+    hanging: np.ndarray           # (T, 2) hands on an unseen bar or ledge (hanging_hands)
+
+    def shares(self) -> dict[str, float]:
+        """Share of frames held by each unseen support (the Take's stats)."""
+        return {"held_elsewhere": float(self.held.mean()), "raised_feet": float(self.raised.any(axis=1).mean()),
+                "hanging": float(self.hanging.any(axis=1).mean())}
+
+    @property
+    def floor_work(self) -> bool:
+        """Whether foot contacts on the one simulated floor cannot carry the clip."""
+        share = self.shares()
+        return (self.others_share > FLOOR_WORK_FRACTION or share["held_elsewhere"] > FLOOR_WORK_FRACTION
+                or share["raised_feet"] > 0.0 or share["hanging"] > 0.0)
+
+    def described(self) -> tuple[str, str]:
+        """(what held the body up, in an animator's words; how the pelvis and legs were done)."""
+        share = self.shares()
+        if not self.floor_work:
+            return "its feet: balance simulated", ""
+        if share["held_elsewhere"] > FLOOR_WORK_FRACTION:
+            return ("an unseen seat: pose as keyed, its load booked",
+                    f"reference followed: in {100 * share['held_elsewhere']:.0f} % of the frames the body rests "
+                    "still with its centre of mass outside its feet, held up by something the clip does not show "
+                    "(a seat, a bench), which carries it at the pelvis and thighs")
+        if share["hanging"] > 0.0:
+            return ("an unseen bar or ledge it hangs from: pose as keyed, its load booked",
+                    f"reference followed: in {100 * share['hanging']:.0f} % of the frames the body hangs from its "
+                    "hands on something the clip does not show (a bar, a ledge)")
+        if share["raised_feet"] > 0.0:
+            return ("an unseen step or box: pose as keyed, its load booked",
+                    f"reference followed: in {100 * share['raised_feet']:.0f} % of the frames the feet stand on "
+                    "something above the floor the clip does not show (a step, a box, a stage); the simulated "
+                    "floor is one level, so the pose is kept as keyed")
+        return ("floor work: pose as keyed, its load booked",
+                "reference followed: the clip touches the floor with more than the feet, which foot contacts "
+                "alone cannot carry (no centroidal dynamics)")
+
+
+def find_support(ck, com_vel: np.ndarray, com_acc: np.ndarray, scale: float = 1.0) -> Support:
+    """The Support of a clip (ClipKinematics ``ck``; its reference's centre-of-mass velocity and
+    acceleration; ``scale``: body height over 1.62 m)."""
+    hanging = hanging_hands(ck, com_acc, scale)
+    return Support(ck.non_foot_contact_fraction(), held_elsewhere(ck, com_vel, scale),
+                   raised_feet(ck, com_acc, hanging, scale), hanging)
 
 
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:
@@ -168,16 +222,13 @@ def support_shares(points: np.ndarray, com: np.ndarray, weight: float) -> np.nda
     return np.maximum(f, 0.0) / scale
 
 
-def static_torques(ck, com_acc: np.ndarray, held: np.ndarray | None = None,
-                   raised: np.ndarray | None = None, hanging: np.ndarray | None = None) -> np.ndarray:
+def static_torques(ck, com_acc: np.ndarray, support: Support | None = None) -> np.ndarray:
     """(T, DoF) torque magnitudes (N*m, actuator order) that holding each pose of the clip
     (ClipKinematics ``ck``) costs: the weight of the links beyond each joint less the floor's
     share of it (see the module docstring), sustained (low-passed over SUSTAINED: a roll landing
     on a shoulder spikes the load for a few hundredths of a second, which bone and soft tissue
-    take, not muscle).  ``held`` (T,): frames held up by something unseen (held_elsewhere),
-    which carries the body at its pelvis and thighs (a seat); ``raised`` (T, 2): feet standing
-    on something above the floor (raised_feet), which carry it there; ``hanging`` (T, 2): hands
-    holding it from above (hanging_hands)."""
+    take, not muscle).  ``support``: unseen supports, which carry the body where they hold it
+    (a seat at the pelvis and thighs, a step under the feet, a bar in the hands)."""
     beyond = _beyond(ck.link_names)
     seat = [ck.link_names.index(n) for n in SEAT_LINKS if n in ck.link_names]
     feet = [ck.link_names.index(n) for n in proxy.FOOT_LINKS if n in ck.link_names]
@@ -203,12 +254,12 @@ def static_torques(ck, com_acc: np.ndarray, held: np.ndarray | None = None,
         points = ck.link_pos[t, :, :2]
         mask = member
         touching = np.flatnonzero(ck.touching[t])
-        if held is not None and held[t]:
-            touching = np.union1d(touching, seat)
-        if raised is not None and raised[t].any():
-            touching = np.union1d(touching, [foot for foot, up in zip(feet, raised[t]) if up])
-        if hanging is not None and hanging[t].any():
-            touching = np.union1d(touching, [hand for hand, up in zip(hands, hanging[t]) if up])
+        if support is not None:
+            unseen = ((seat if support.held[t] else [])
+                      + [foot for foot, up in zip(feet, support.raised[t]) if up]
+                      + [hand for hand, up in zip(hands, support.hanging[t]) if up])
+            if unseen:
+                touching = np.union1d(touching, unseen)
         if touching.size:
             shares = support_shares(points[touching], ck.com[t, :2], float(ck.link_mass.sum() * scale[t]))
             points = np.vstack([points, points[touching]])      # each support under its link
@@ -272,29 +323,21 @@ class FloorFollower:
         sim.time += sim.dt
 
     def _update_tempo(self) -> None:
-        """SRB mode's tempo rule (srb.SrbSimulator._update_tempo) on every joint that carries load:
-        slow down as they tire; when they cannot go on, rest at the next pose that costs little
-        (``restful``); resume once every loaded joint is back above resume_rc or recovery has
-        stalled."""
+        """SRB mode's tempo rule (srb.SrbSimulator.tempo_for, begin_rest, rest_over, end_rest) on
+        every joint that carries load: slow down as they tire; when they cannot go on, rest at the
+        next pose that costs little (``restful``); resume once every loaded joint is back above
+        resume_rc or recovery has stalled."""
         sim, s = self.sim, self.sim.s
         rc = sim.fatigue.model.residual_capacity
         loaded = sim.load_avg > 0.02
         weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
-        frame = int(round(sim.time * 30))
         ended = sim.phase >= self.ref.duration - 1e-9
         if sim.resting:
-            if weakest > sim._rest_best + 0.01:
-                sim._rest_best, sim._rest_best_time = weakest, sim.time
-            stalled = sim.time - sim._rest_best_time > s.rest_stall and not ended
-            if weakest >= s.resume_rc or stalled:
-                sim.resting = False
-                sim._no_rest_before = sim.phase + s.min_motion_between_rests
-                sim.events.append({"time": sim.time, "frame": frame, "kind": "resume",
-                                   "reason": "recovered" if weakest >= s.resume_rc else "recovery stalled"})
+            reason = sim.rest_over(weakest, ended)
+            if reason is not None:
+                sim.end_rest(reason)
             return
-        sim.tempo = min(max((weakest - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo), 1.0)
+        sim.tempo = sim.tempo_for(weakest)
         restful = bool(self.restful[self.ref.frame(sim.phase)])
         if weakest < s.rest_rc and restful and (sim.phase >= sim._no_rest_before or ended):
-            sim.resting = True
-            sim._rest_best, sim._rest_best_time = weakest, sim.time
-            sim.events.append({"time": sim.time, "frame": frame, "kind": "rest"})
+            sim.begin_rest(weakest)

@@ -43,12 +43,15 @@ class ClipKinematics:
 
     fps: float = 30.0
 
+    def non_foot_touching(self) -> np.ndarray:
+        """(T,) frames in which a link other than the feet touches the floor."""
+        feet = [self.link_names.index(n) for n in proxy.FOOT_LINKS]
+        return np.delete(self.touching, feet, axis=1).any(axis=1)
+
     def non_foot_contact_fraction(self, min_seconds: float = 0.1) -> float:
         """Fraction of frames in which something other than the feet rests on the floor (touches
         lasting under ``min_seconds``, like a shin brushing it in a run, do not count)."""
-        feet = [self.link_names.index(n) for n in proxy.FOOT_LINKS]
-        others = np.delete(self.touching, feet, axis=1).any(axis=1)
-        return float(sustained(others, max(1, int(round(min_seconds * self.fps)))).mean())
+        return float(sustained(self.non_foot_touching(), max(1, int(round(min_seconds * self.fps)))).mean())
 
 
 class Kinematics:

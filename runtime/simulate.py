@@ -23,7 +23,6 @@ from .schedule import FatigueSchedule, ScheduledModel
 from .take import Take
 
 MODES = ("srb", "torque")
-FLOOR_WORK_FRACTION = 0.05    # non-foot floor contact in more than this share of frames
 LIMB_MIN_RATE = 120.0         # Hz
 RATE_SLACK = 0.01             # a simulation rate may be this much (relative) below its minimum
 MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
@@ -103,13 +102,9 @@ def simulate(
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
-    held = floor.held_elsewhere(ck, ref.com_vel, srb.kin_scale(body))
-    raised = floor.raised_feet(ck, ref.com_acc, srb.kin_scale(body))
-    hanging = floor.hanging_hands(ck, ref.com_acc, srb.kin_scale(body))
-    raised_share, hanging_share = float(raised.any(axis=1).mean()), float(hanging.any(axis=1).mean())
-    floor_work = (ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION or held.mean() > FLOOR_WORK_FRACTION
-                  or raised_share > 0.0 or hanging_share > 0.0)
-    floor_loads = floor.static_torques(ck, ref.com_acc, held, raised, hanging) if floor_work else None
+    support = floor.find_support(ck, ref.com_vel, ref.com_acc, srb.kin_scale(body))
+    floor_work = support.floor_work
+    floor_loads = floor.static_torques(ck, ref.com_acc, support) if floor_work else None
     if tau_max is None and not floor_work:
         tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan)
     elif tau_max is None:
@@ -156,20 +151,9 @@ def simulate(
         notes["orientation"] = ("helped: a root moment the contacts do not supply keeps the body upright "
                                 "(residual_moment_nm_mean); the root force is residual_force")
         notes["effort_economy"] = "not applied in torque mode"
+    notes["support"], pelvis = support.described()
     if floor_work:
-        notes["pelvis_and_legs"] = ("reference followed: the clip touches the floor with more than the "
-                                    "feet, which foot contacts alone cannot carry (no centroidal dynamics)")
-        if raised_share > 0.0:
-            notes["pelvis_and_legs"] = (f"reference followed: in {100 * raised_share:.0f} % of the frames the feet "
-                                        "stand on something above the floor the clip does not show (a step, a box, "
-                                        "a stage); the simulated floor is one level, so the pose is kept as keyed")
-        if hanging_share > 0.0:
-            notes["pelvis_and_legs"] = (f"reference followed: in {100 * hanging_share:.0f} % of the frames the body "
-                                        "hangs from its hands on something the clip does not show (a bar, a ledge)")
-        if held.mean() > FLOOR_WORK_FRACTION:
-            notes["pelvis_and_legs"] = (f"reference followed: in {100 * held.mean():.0f} % of the frames the body "
-                                        "rests still with its centre of mass outside its feet, held up by something "
-                                        "the clip does not show (a seat, a bench), which carries it at the pelvis and thighs")
+        notes["pelvis_and_legs"] = pelvis
         notes["arms_trunk_neck"] = ("pose follows the reference; every joint books the static torque of holding "
                                     "the body up on what touches the floor (runtime.floor): the working limbs "
                                     "tire, the motion slows and pauses until they recover; no joint sags")
@@ -221,9 +205,7 @@ def simulate(
                                          f"{ref.duration - sim.phase:.1f} s of the source were not played"})
         wall = _time.perf_counter() - wall0
         take = _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
-        take.stats["held_elsewhere"] = float(held.mean())    # share of frames held up by an unseen support
-        take.stats["raised_feet"] = raised_share             # ... standing on an unseen raised surface
-        take.stats["hanging"] = hanging_share                # ... hanging from its hands
+        take.stats.update(support.shares())    # share of frames held up by each unseen support
         return take
     finally:
         if limbs is not None:

@@ -1577,7 +1577,6 @@ class SrbSimulator:
         rc = self.fatigue.model.residual_capacity[dofs]
         loaded = self.load_avg[dofs] > 0.02
         rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
-        frame = int(round(self.time * 30))
         # After the source motion's end there is nothing to carry on with: a rest there lasts
         # until the legs have recovered (the keyed end pose may cost more than standing easy).
         ended = self.phase >= self.ref.duration - 1e-9
@@ -1591,21 +1590,14 @@ class SrbSimulator:
                 self._closed = True
                 return
         if self.resting:
-            weakest = float(rc.min())
-            if weakest > self._rest_best + 0.01:
-                self._rest_best, self._rest_best_time = weakest, self.time
-            stalled = self.time - self._rest_best_time > s.rest_stall and not ended
-            if weakest >= s.resume_rc or stalled:
-                # Recovered, or standing no longer helps (the stance itself costs what recovery
-                # gives back): carry on slowly; rest again only after some of the motion.
-                self.resting, self._closing = False, None
-                self._no_rest_before = self.phase + s.min_motion_between_rests
+            reason = self.rest_over(float(rc.min()), ended)
+            if reason is not None:
+                self.end_rest(reason)
+                self._closing = None
                 if self._stopped:       # a rest it stopped for: go on from where it stands
                     self._continue_from_here(self.ref.sample(self.phase))
-                self.events.append({"time": self.time, "frame": frame, "kind": "resume",
-                                    "reason": "recovered" if weakest >= s.resume_rc else "recovery stalled"})
             return
-        self.tempo = min(max((rc_eff - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo), 1.0)
+        self.tempo = self.tempo_for(rc_eff)
         # Rest where a person would: both feet down, upright, hips over the feet (until then the
         # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
         # motion that never offers such a moment would otherwise carry the body until it falls.
@@ -1627,12 +1619,43 @@ class SrbSimulator:
         restful = bool(self.ref.restful[self.ref.frame(self.phase)]) or rc_eff < s.exhausted_rc or waited
         if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and allowed:
             self._stopped, self._rest_due, self.stopping = self.stopping, False, False
-            self.resting = True
-            self._rest_best, self._rest_best_time = float(rc.min()), self.time
-            self.events.append({"time": self.time, "frame": frame, "kind": "rest"})
+            self.begin_rest(float(rc.min()))
             self._closing, self._closed, self._rest_began = None, False, self.time
         elif self.stopping and all(f.stance for f in self.feet):
             self.stopping = False       # down on both feet and no longer due a rest: carry on
+
+    # -- the tempo rule's parts (shared with floor work, runtime.floor.FloorFollower) -----------
+    def tempo_for(self, capacity: float) -> float:
+        """Phase rate for the weakest loaded joint's residual ``capacity``: full above
+        full_tempo_rc, down to min_tempo towards rest_rc."""
+        s = self.s
+        return min(max((capacity - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo), 1.0)
+
+    def begin_rest(self, capacity: float) -> None:
+        """Start a rest (event "rest"); ``capacity``: the weakest joint's now, to measure recovery by."""
+        self.resting = True
+        self._rest_best, self._rest_best_time = capacity, self.time
+        self.events.append({"time": self.time, "frame": int(round(self.time * 30)), "kind": "rest"})
+
+    def rest_over(self, capacity: float, ended: bool) -> str | None:
+        """While resting: why the rest ends now, given the weakest joint's ``capacity``:
+        "recovered" (back above resume_rc) or "recovery stalled" (no gain for rest_stall: standing
+        costs what recovery gives back; not after the source has ended); None to rest on."""
+        s = self.s
+        if capacity > self._rest_best + 0.01:
+            self._rest_best, self._rest_best_time = capacity, self.time
+        if capacity >= s.resume_rc:
+            return "recovered"
+        if self.time - self._rest_best_time > s.rest_stall and not ended:
+            return "recovery stalled"
+        return None
+
+    def end_rest(self, reason: str) -> None:
+        """Carry on (event "resume"), slowly; rest again only after some of the motion."""
+        self.resting = False
+        self._no_rest_before = self.phase + self.s.min_motion_between_rests
+        self.events.append({"time": self.time, "frame": int(round(self.time * 30)), "kind": "resume",
+                            "reason": reason})
 
     def _check_fall(self, q_r) -> None:
         """Fallen: the COM sank below 45 % of its standing height; or it stayed further from every

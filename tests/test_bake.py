@@ -241,15 +241,6 @@ def test_a_seated_character_bakes_held_by_its_seat(registered_addon):
     assert capacity.min() < 0.95                   # the forearms held over the keys tire
 
 
-def test_the_report_says_what_held_the_character_up(addon_package):
-    label = mod("fatigue_addon.bake").support_label
-    assert label({}) == "its feet: balance simulated"
-    assert label({"floor_work": 1.0}).startswith("floor work")
-    assert label({"floor_work": 1.0, "raised_feet": 0.4}).startswith("an unseen step or box")
-    assert label({"floor_work": 1.0, "held_elsewhere": 0.9}).startswith("an unseen seat")
-    assert label({"floor_work": 1.0, "hanging": 0.6}).startswith("an unseen bar or ledge it hangs from")
-
-
 def test_rebake_replaces_and_reads_the_source(registered_addon):
     obj, body, _ = walk_rig(seconds=1.0)
     source = obj.animation_data.action

@@ -62,6 +62,7 @@ def crawls():
 def test_a_tired_crawl_tires_the_arms_and_trunk_that_carry_it_and_slows(crawls):
     fresh, tired = crawls["fresh"], crawls["tired"]
     assert fresh.mode == tired.mode == "srb-reference-follow" and not tired.fell
+    assert tired.notes["support"].startswith("floor work")
     parts = np.array(proxy.dof_body_parts())
     rc = tired.fatigue["RC"]
     for part in ("arms", "trunk", "legs"):          # hands and knees hold it up, the trunk bridges them
@@ -133,6 +134,7 @@ def test_a_seated_character_is_held_by_its_seat_not_its_legs():
     take = simulate.simulate(seated_typist(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
     assert not take.fell and take.mode == "srb-reference-follow"
     assert "does not show" in take.notes["pelvis_and_legs"]
+    assert take.notes["support"].startswith("an unseen seat")
     legs = np.array(proxy.dof_body_parts()) == "legs"
     assert take.fatigue["TL"][:, legs].mean() < 0.1       # the seat, not the knees, holds the body up
     arms = np.array(proxy.dof_body_parts()) == "arms"
@@ -159,16 +161,17 @@ def test_feet_on_an_unseen_box_are_what_carries_the_body():
     with kinematics.Kinematics() as kin:
         ck = kin.analyse(walk_off_a_box())
         acc = lowpass.derivative(lowpass.derivative(ck.com, ck.fps), ck.fps)
-        raised = floor.raised_feet(ck, acc)
+        raised = floor.raised_feet(ck, acc, floor.hanging_hands(ck, acc))
         t = np.arange(len(raised)) / ck.fps
         assert raised[t < 1.4].any(axis=1).mean() > 0.9 and not raised[t > 2.0].any()
         for name in ("walk", "run", "jump", "kick", "dance_a", "dance_b", "spin", "backflip", "spinkick"):
             other = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path(name)))      # real flights fall freely
             other_acc = lowpass.derivative(lowpass.derivative(other.com, other.fps), other.fps)
-            assert not floor.raised_feet(other, other_acc).any(), name
+            assert not floor.raised_feet(other, other_acc, floor.hanging_hands(other, other_acc)).any(), name
     take = simulate.simulate(walk_off_a_box(), None, out_fps=30)
     assert not take.fell and take.mode == "srb-reference-follow"
     assert "above the floor" in take.notes["pelvis_and_legs"] and take.stats["raised_feet"] > 0.3
+    assert take.notes["support"].startswith("an unseen step or box")
     tired = simulate.simulate(walk_off_a_box(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
     legs = np.array(proxy.dof_body_parts()) == "legs"
     assert not tired.fell and tired.fatigue["RC"][:, legs].min() < 0.95     # standing on the box costs the legs
@@ -200,6 +203,7 @@ def test_pull_ups_hang_from_the_hands_and_tire_the_arms():
     take = simulate.simulate(pull_ups(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
     assert not take.fell and take.mode == "srb-reference-follow" and take.stats["hanging"] > 0.3
     assert "hangs from its hands" in take.notes["pelvis_and_legs"]
+    assert take.notes["support"].startswith("an unseen bar or ledge it hangs from")
     parts = np.array(proxy.dof_body_parts())
     load = {part: take.fatigue["TL"][:, parts == part].mean() for part in ("arms", "legs")}
     assert load["arms"] > 5 * load["legs"]

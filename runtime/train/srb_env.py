@@ -14,9 +14,8 @@ import numpy as np
 
 from .. import clip as clips
 from .. import policy as pol
-from .. import schedule, srb
+from .. import floor, schedule, srb
 from ..kinematics import Kinematics
-from ..simulate import FLOOR_WORK_FRACTION
 
 EPISODE_SECONDS = 8.0
 FRESH_SHARE = 0.25                  # episodes without fatigue
@@ -65,11 +64,11 @@ def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, s
     source = clip.repeated(seconds) if clip.loop else clip
     with Kinematics() as kin:
         ck = kin.analyse(source)
-        if ck.non_foot_contact_fraction() > FLOOR_WORK_FRACTION:
-            raise TrainingClipError(f"clip {name!r} is floor work (contacts other than the feet): the SRB "
-                                    "follows its reference and no policy acts; leave it out of --clips")
         body = srb.body_from_proxy(kin)
         ref = srb.build_reference(source, ck, body)
+        if floor.find_support(ck, ref.com_vel, ref.com_acc, srb.kin_scale(body)).floor_work:
+            raise TrainingClipError(f"clip {name!r} is floor work (held up by more than its feet on the floor): "
+                                    "the SRB follows its reference and no policy acts; leave it out of --clips")
         tau_max = _calibrate(clip, source, ref, body, None, body.height, body.mass, False)
     return PreparedClip(clip.name, ref, replace(body, tau_max=tau_max))
 
