@@ -181,7 +181,7 @@ class Support:
                     f"reference followed: in {100 * share['raised_feet']:.0f} % of the frames the feet stand on "
                     "something above the floor the clip does not show (a step, a box, a stage); the simulated "
                     "floor is one level, so the pose is kept as keyed")
-        return ("floor work: pose as keyed, its load booked",
+        return ("hands, knees or back on the floor: pose as keyed, its load booked",
                 "reference followed: the clip touches the floor with more than the feet, which foot contacts "
                 "alone cannot carry (no centroidal dynamics)")
 

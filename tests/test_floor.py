@@ -62,7 +62,7 @@ def crawls():
 def test_a_tired_crawl_tires_the_arms_and_trunk_that_carry_it_and_slows(crawls):
     fresh, tired = crawls["fresh"], crawls["tired"]
     assert fresh.mode == tired.mode == "srb-reference-follow" and not tired.fell
-    assert tired.notes["support"].startswith("floor work")
+    assert tired.notes["support"].startswith("hands, knees or back on the floor")
     parts = np.array(proxy.dof_body_parts())
     rc = tired.fatigue["RC"]
     for part in ("arms", "trunk", "legs"):          # hands and knees hold it up, the trunk bridges them
