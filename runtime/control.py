@@ -15,8 +15,12 @@ supply (its orientation follows the reference; residual_moment 18-107 N*m mean o
 jump, kick), and the articulated body needs that moment too: with the root moment priced like the
 root force every clip falls within about 2 s; priced cheaply (the default here) 4 or 5 of 8 S1
 clips stand 10 s with 0.03-0.11 body weights of root force but 40-265 N*m of root moment (which
-of walk, jump and dance_a stand changes with 1e-16 differences).  What is
-missing is a balance planner that respects angular momentum (centroidal MPC or a learned policy).
+of walk, jump and dance_a stand changes with 1e-16 differences).  The clips' own balance is the
+reason (runtime.balance): the centre of pressure they call for lies outside flat feet in 31-98 %
+of their stance frames, and laying the feet flat, holding planted feet still as a hard constraint
+and re-planning the centre of mass onto the feet did not keep any clip up without the moment
+(docs/simulation.md).  What is missing is a balance planner that re-plans contacts and footholds
+against the feet's real support (centroidal MPC) or a learned policy.
 
 Conventions (measured on PyBullet 3.2.7, see tests/test_control.py): generalised velocity = base
 linear and angular velocity in the world frame, then per joint the child-frame angular velocity

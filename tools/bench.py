@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime import clip as clips  # noqa: E402
-from runtime import fatigue_params, metrics, proxy, schedule, simulate  # noqa: E402
+from runtime import balance, fatigue_params, kinematics, metrics, proxy, schedule, simulate, srb  # noqa: E402
 
 # The tired condition: untrained muscles, fatigue and recovery 40x faster than published.
 TIRED_FITNESS = 0.25
@@ -32,7 +32,8 @@ CONDITIONS = ("fresh", "moderate", "tired")
 PUSH_FORCES = (50.0, 100.0, 150.0, 200.0, 300.0, 400.0)   # N, lateral, 0.2 s, mid-clip
 FIELDS = ("survived", "fall_time", "joint_err_deg", "root_err_m", "residual_force_bw_mean",
           "residual_force_bw_max", "min_rc", "phase_rate_mean", "realtime_x", "jump_apex_ratio",
-          "arm_elevation_drop_deg", "speed_ratio", "knee_flexion_gain_deg", "head_pitch_gain_deg")
+          "arm_elevation_drop_deg", "speed_ratio", "knee_flexion_gain_deg", "head_pitch_gain_deg",
+          "stance_foot_tilt_deg", "cop_outside_pct", "cop_outside_p90_m")
 
 
 def tired_schedule(fps: float = 30.0) -> schedule.FatigueSchedule:
@@ -86,6 +87,14 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
     }
 
 
+def clip_balance(clip: clips.Clip, seconds: float) -> dict:
+    """balance.report of the source the runs play (whether flat feet can carry it as given)."""
+    source = clip.repeated(seconds) if clip.loop else clip
+    kin = kinematics.shared(proxy.DEFAULT_HEIGHT)
+    body = srb.body_from_proxy(kin, proxy.DEFAULT_MASS)
+    return balance.report(srb.build_reference(source, kin.analyse(source), body), body)
+
+
 def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str, policy=None) -> float:
     """Largest lateral push (N, 0.2 s at mid-clip) the character survives."""
     mid = 0.5 * (seconds if clip.loop else clip.duration)
@@ -107,9 +116,10 @@ def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path
         clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
         measured = {}
         takes = {}
+        source_balance = clip_balance(clip, seconds)
         for condition in conditions:
             take = takes[condition] = run_one(clip, condition, seconds, mode, policy=policy)
-            measured[condition] = measure(clip, take, condition)
+            measured[condition] = measure(clip, take, condition) | source_balance
             if pushes:
                 measured[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode, policy)
         fresh = measured["fresh"]
@@ -156,7 +166,7 @@ def _fmt(v) -> str:
 def _row(run: dict) -> str:
     keys = ("survived", "fall_time", "joint_err_deg", "root_err_m", "min_rc", "phase_rate_mean",
             "realtime_x", "jump_apex_ratio", "speed_ratio", "knee_flexion_gain_deg", "rests",
-            "residual_force_bw_mean", "residual_moment_nm_mean")
+            "residual_force_bw_mean", "residual_moment_nm_mean", "cop_outside_pct")
     return f"{run['clip']:15s} {run['condition']:8s} " + " ".join(f"{k}={_fmt(run[k])}" for k in keys)
 
 

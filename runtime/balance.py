@@ -1,0 +1,116 @@
+"""Can a body on flat feet balance this clip as given?  Two measurements of the source motion.
+
+Why: torque mode (runtime.control) drives the articulated proxy with no help but a penalised
+root wrench, so it can follow a clip only where the clip's own balance is possible on the
+proxy's soles.  Two properties of the source decide much of that, and neither shows in the
+source's poses:
+
+- ``stance_foot_tilt_deg``: how far a foot the source marks as planted is tilted off the floor.
+  A tilted planted foot stands on an edge or a corner, whose support cannot carry a moment.
+- ``cop_outside``: where the centre of pressure must be for the source's centre-of-mass
+  acceleration and rate of angular momentum (cart-table model with the momentum term):
+
+      cop = c + (floor - c_z) / (g + c_z'') * c''_xy + (-Ldot_y, Ldot_x) / (m (g + c_z''))
+
+  and how far that lies outside the flat soles of the feet the source has down.  Where it lies
+  outside, no contact force can produce the motion: the SRB simulator records the difference as
+  its residual moment, an articulated body without that moment tips over.
+
+Both are reported per clip by ``./fatigue bench`` (fields ``stance_foot_tilt_deg``,
+``cop_outside_pct``, ``cop_outside_p90_m``); see docs/simulation.md for what they explain.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import quat, repeatable
+
+GRAVITY = 9.81
+OUTSIDE = 0.01   # m (1.62 m body): a centre of pressure further out than this counts as outside
+
+
+def _hull(points: np.ndarray) -> np.ndarray:
+    """Convex hull of 2-D points, counter-clockwise (monotone chain)."""
+    pts = sorted(set(map(tuple, np.round(np.asarray(points, dtype=np.float64), 9))))
+    if len(pts) < 3:
+        return np.array(pts)
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    lower, upper = [], []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def distance_outside(point: np.ndarray, points: np.ndarray) -> float:
+    """How far the 2-D ``point`` lies outside the convex hull of ``points`` (0 inside or on it;
+    the largest distance past any edge line, exact beside an edge, a lower bound past a corner)."""
+    H = _hull(points)
+    if len(H) < 3:
+        return float(np.min(np.linalg.norm(np.asarray(points) - point, axis=1))) if len(points) else np.inf
+    edges = np.roll(H, -1, axis=0) - H
+    normals = np.column_stack([edges[:, 1], -edges[:, 0]]) / np.linalg.norm(edges, axis=1)[:, None]
+    return max(0.0, float(np.max(np.einsum("ij,ij->i", normals, point - H))))
+
+
+def flat_soles(ref, body, t: int) -> np.ndarray:
+    """(n, 2) sole corners of the feet the source has down at frame ``t``, laid flat on the floor
+    with the foot's heading kept."""
+    from .srb import _flatten_foot
+    R = quat.to_matrix(ref.foot_rot[t])
+    pts = [(ref.ankle[t, k] + body.sole @ _flatten_foot(R[k]).T)[:, :2] for k in range(2) if ref.contact[t, k]]
+    return np.vstack(pts) if pts else np.zeros((0, 2))
+
+
+def stance_foot_tilt_deg(ref) -> np.ndarray:
+    """(T, 2) tilt of each foot's sole off the horizontal (degrees), NaN where the foot is up."""
+    up = quat.to_matrix(ref.foot_rot)[..., :, 1]          # the foot link's y axis points up off the sole
+    tilt = np.degrees(repeatable.arccos(np.clip(up[..., 2], -1.0, 1.0)))
+    return np.where(ref.contact, tilt, np.nan)
+
+
+def reference_cop(ref, mass: float) -> np.ndarray:
+    """(T, 2) centre of pressure the source's motion calls for; NaN where nothing presses on the
+    floor (the body falls at g or faster)."""
+    support = GRAVITY + ref.com_acc[:, 2]
+    ok = support > 0.05 * GRAVITY
+    s = np.where(ok, support, 1.0)
+    height = ref.com[:, 2] - ref.floor
+    cop = ref.com[:, :2] - (height / s)[:, None] * ref.com_acc[:, :2]
+    cop[:, 0] -= ref.momentum_rate[:, 1] / (mass * s)
+    cop[:, 1] += ref.momentum_rate[:, 0] / (mass * s)
+    cop[~ok] = np.nan
+    return cop
+
+
+def cop_outside(ref, body) -> np.ndarray:
+    """(T,) how far the called-for centre of pressure lies outside the flat soles of the feet
+    that are down (m); NaN where no foot is down or nothing presses."""
+    cop = reference_cop(ref, body.mass)
+    out = np.full(len(cop), np.nan)
+    for t in range(len(cop)):
+        if ref.contact[t].any() and np.isfinite(cop[t]).all():
+            out[t] = distance_outside(cop[t], flat_soles(ref, body, t))
+    return out
+
+
+def report(ref, body) -> dict:
+    """Per-clip summary for the bench: median planted-foot tilt, share of stance frames whose
+    centre of pressure lies outside the feet (more than OUTSIDE), and the 90th percentile of how
+    far outside (scaled to the 1.62 m body)."""
+    from .srb import kin_scale
+    tilt = stance_foot_tilt_deg(ref)
+    outside = cop_outside(ref, body)
+    outside = outside[np.isfinite(outside)] / kin_scale(body)
+    return {
+        "stance_foot_tilt_deg": float(np.nanmedian(tilt)) if np.isfinite(tilt).any() else None,
+        "cop_outside_pct": float(100.0 * np.mean(outside > OUTSIDE)) if outside.size else None,
+        "cop_outside_p90_m": float(np.percentile(outside, 90)) if outside.size else None,
+    }
