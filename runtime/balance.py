@@ -16,8 +16,9 @@ source's poses:
   outside, no contact force can produce the motion: the SRB simulator records the difference as
   its residual moment, an articulated body without that moment tips over.
 
-Both are reported per clip by ``./fatigue bench`` (fields ``stance_foot_tilt_deg``,
-``cop_outside_pct``, ``cop_outside_p90_m``); see docs/simulation.md for what they explain.
+Both are about the feet alone.  ``./fatigue bench`` reports them per clip (fields
+``stance_foot_tilt_deg``, ``cop_outside_pct``, ``cop_outside_p90_m``; none for floor work); see
+docs/simulation.md for what they explain.
 """
 from __future__ import annotations
 

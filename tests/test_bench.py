@@ -40,3 +40,11 @@ def test_bad_arguments_exit_2_and_write_nothing(tmp_path, argv, capsys):
     assert bench.main(["--json", str(out), *argv]) == 2
     assert not out.exists()
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_balance_of_the_source_is_reported_for_feet_not_for_floor_work():
+    """Whether flat feet can carry the clip: measured for a walk, not asked of a crawl."""
+    walk = bench.clip_balance(bench.clips.load_deepmimic(bench.clips.deepmimic_clip_path("walk")), 2.0)
+    assert 0.0 < walk["cop_outside_pct"] < 100.0 and walk["stance_foot_tilt_deg"] < 10.0
+    crawl = bench.clip_balance(bench.clips.load_deepmimic(bench.clips.deepmimic_clip_path("crawl")), 2.0)
+    assert crawl == {"stance_foot_tilt_deg": None, "cop_outside_pct": None, "cop_outside_p90_m": None}

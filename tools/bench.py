@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime import clip as clips  # noqa: E402
-from runtime import balance, fatigue_params, kinematics, metrics, proxy, schedule, simulate, srb  # noqa: E402
+from runtime import balance, fatigue_params, floor, kinematics, metrics, proxy, schedule, simulate, srb  # noqa: E402
 
 # The tired condition: untrained muscles, fatigue and recovery 40x faster than published.
 TIRED_FITNESS = 0.25
@@ -88,11 +88,17 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
 
 
 def clip_balance(clip: clips.Clip, seconds: float) -> dict:
-    """balance.report of the source the runs play (whether flat feet can carry it as given)."""
+    """balance.report of the source the runs play (whether flat feet can carry it as given);
+    None for floor work, which hands, knees or back carry."""
     source = clip.repeated(seconds) if clip.loop else clip
     kin = kinematics.shared(proxy.DEFAULT_HEIGHT)
     body = srb.body_from_proxy(kin, proxy.DEFAULT_MASS)
-    return balance.report(srb.build_reference(source, kin.analyse(source), body), body)
+    ck = kin.analyse(source)
+    ref = srb.build_reference(source, ck, body)
+    report = balance.report(ref, body)
+    if floor.find_support(ck, ref.com_vel, ref.com_acc, srb.kin_scale(body)).floor_work:
+        report = dict.fromkeys(report)
+    return report
 
 
 def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str, policy=None) -> float:
