@@ -25,40 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import quat, repeatable
+from .floor import outside_support
 
 GRAVITY = 9.81
 OUTSIDE = 0.01   # m (1.62 m body): a centre of pressure further out than this counts as outside
-
-
-def _hull(points: np.ndarray) -> np.ndarray:
-    """Convex hull of 2-D points, counter-clockwise (monotone chain)."""
-    pts = sorted(set(map(tuple, np.round(np.asarray(points, dtype=np.float64), 9))))
-    if len(pts) < 3:
-        return np.array(pts)
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    return np.array(lower[:-1] + upper[:-1])
-
-
-def distance_outside(point: np.ndarray, points: np.ndarray) -> float:
-    """How far the 2-D ``point`` lies outside the convex hull of ``points`` (0 inside or on it;
-    the largest distance past any edge line, exact beside an edge, a lower bound past a corner)."""
-    H = _hull(points)
-    if len(H) < 3:
-        return float(np.min(np.linalg.norm(np.asarray(points) - point, axis=1))) if len(points) else np.inf
-    edges = np.roll(H, -1, axis=0) - H
-    normals = np.column_stack([edges[:, 1], -edges[:, 0]]) / np.linalg.norm(edges, axis=1)[:, None]
-    return max(0.0, float(np.max(np.einsum("ij,ij->i", normals, point - H))))
 
 
 def flat_soles(ref, body, t: int) -> np.ndarray:
@@ -98,7 +68,7 @@ def cop_outside(ref, body) -> np.ndarray:
     out = np.full(len(cop), np.nan)
     for t in range(len(cop)):
         if ref.contact[t].any() and np.isfinite(cop[t]).all():
-            out[t] = distance_outside(cop[t], flat_soles(ref, body, t))
+            out[t] = outside_support(cop[t], flat_soles(ref, body, t))
     return out
 
 

@@ -14,14 +14,6 @@ def _reference(kin, body, clip):
     return srb.build_reference(clip, kin.analyse(clip), body)
 
 
-def test_distance_outside_a_sole():
-    square = np.array([[0.0, 0.0], [0.2, 0.0], [0.2, 0.1], [0.0, 0.1], [0.1, 0.05]])
-    assert balance.distance_outside(np.array([0.1, 0.05]), square) == 0.0
-    assert balance.distance_outside(np.array([0.2, 0.1]), square) == 0.0          # on a corner
-    assert balance.distance_outside(np.array([0.25, 0.05]), square) == pytest.approx(0.05)
-    assert balance.distance_outside(np.array([0.1, -0.03]), square) == pytest.approx(0.03)
-
-
 def test_standing_still_on_flat_feet_is_balanced(kin, body):
     ref = _reference(kin, body, idle_clip(2.0))
     report = balance.report(ref, body)
