@@ -34,9 +34,9 @@ OUTSIDE = 0.01   # m (1.62 m body): a centre of pressure further out than this c
 def flat_soles(ref, body, t: int) -> np.ndarray:
     """(n, 2) sole corners of the feet the source has down at frame ``t``, laid flat on the floor
     with the foot's heading kept."""
-    from .srb import _flatten_foot
+    from .legs import flatten_foot
     R = quat.to_matrix(ref.foot_rot[t])
-    pts = [(ref.ankle[t, k] + body.sole @ _flatten_foot(R[k]).T)[:, :2] for k in range(2) if ref.contact[t, k]]
+    pts = [(ref.ankle[t, k] + body.sole @ flatten_foot(R[k]).T)[:, :2] for k in range(2) if ref.contact[t, k]]
     return np.vstack(pts) if pts else np.zeros((0, 2))
 
 
@@ -76,7 +76,7 @@ def report(ref, body) -> dict:
     """Per-clip summary for the bench: median planted-foot tilt, share of stance frames whose
     centre of pressure lies outside the feet (more than OUTSIDE), and the 90th percentile of how
     far outside (scaled to the 1.62 m body)."""
-    from .srb import kin_scale
+    from .body import kin_scale
     tilt = stance_foot_tilt_deg(ref)
     outside = cop_outside(ref, body)
     outside = outside[np.isfinite(outside)] / kin_scale(body)

@@ -42,7 +42,7 @@ import numpy as np
 import quadprog
 
 from . import proxy, quat
-from .srb import _cross3
+from .rotation import cross3
 
 CONTROL_RATE = 120.0    # Hz: one QP per control step (at least; a whole number per output frame)
 SUBSTEPS = 2            # PyBullet steps per control step, the torques held between them
@@ -256,7 +256,7 @@ class Articulated:
             if self.spherical[k]:
                 J[:, o:o + 3] = -_skew(point - origins[j]) @ rots[j]
             else:
-                J[:, o] = _cross3(rots[j] @ self.axis[j], point - origins[j])
+                J[:, o] = cross3(rots[j] @ self.axis[j], point - origins[j])
         return J
 
     def com_jacobian(self, root_pos, frames: "LinkFrames") -> np.ndarray:
@@ -280,7 +280,7 @@ class Articulated:
             if self.spherical[k]:
                 J[:, o:o + 3] = -_skew(d) @ rots[j]
             else:
-                J[:, o] = _cross3(rots[j] @ self.axis[j], d)
+                J[:, o] = cross3(rots[j] @ self.axis[j], d)
         return J
 
     def link_jacobian(self, link: int, root_pos, frames: "LinkFrames") -> np.ndarray:

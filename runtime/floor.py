@@ -282,7 +282,7 @@ def static_torques(ck, com_acc: np.ndarray, support: Support | None = None) -> n
 
 def calibrated_strength(default: np.ndarray, loads: np.ndarray) -> np.ndarray:
     """Strength per DoF for floor work: the default, raised to STRENGTH_MARGIN times the largest
-    sustained load (static_torques), left and right alike (as srb.calibrate_tau_max does for the
+    sustained load (static_torques), left and right alike (as calibration.calibrate_tau_max does for the
     SRB's loads: the fresh motion is exactly within strength, fatigue takes it from there)."""
     peak = loads.max(axis=0) if len(loads) else np.zeros_like(default)
     for right, left in proxy.mirrored_dofs():

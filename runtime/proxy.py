@@ -23,7 +23,7 @@ class Joint:
 # tau_max: legs keep DeepMimic's limits; trunk, neck and arms are hand-set to roughly adult
 # maximal voluntary torques scaled to a 45 kg body (DeepMimic's 100 N*m shoulders would hold an
 # arm out at 10 % effort, so no arm would ever tire).  A simulation raises every default to what
-# the fresh motion needs (srb.calibrate_tau_max), so these are floors, not caps on the animation.
+# the fresh motion needs (calibration.calibrate_tau_max), so these are floors, not caps on the animation.
 DEFAULT_JOINTS: tuple[Joint, ...] = (
     Joint("chest", 3, "trunk", "trunk", 120.0),
     Joint("neck", 3, "general", "neck", 15.0),

@@ -15,6 +15,10 @@ from typing import Callable
 import numpy as np
 
 from . import control, floor, kinematics, proxy, quat, srb
+from .body import Body, body_from_proxy, kin_scale
+from .calibration import calibrate_tau_max
+from .effort import ECCENTRIC_STRENGTH
+from .reference import Reference, build_reference
 from .clip import Clip
 from .limbs import LimbSimulator
 from .policy import CONTROL_RATE
@@ -60,7 +64,7 @@ def simulate(
     ``seconds``: how much source motion to play (looping clips cycle; default one pass);
     ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
     the clip's; the SRB takes a whole number of steps per output frame, at least 60 Hz).  ``tau_max``: strength per DoF (N*m); by default calibrated on a fresh pass of
-    the same clip (srb.calibrate_tau_max), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
+    the same clip (calibration.calibrate_tau_max), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
     (runtime.anthropometry; None: the default humanoid).  ``policy``: a runtime.policy.SrbPolicy
@@ -97,12 +101,12 @@ def simulate(
     wall0 = _time.perf_counter()
     kin = kinematics.shared(height, plan)
     ck = kin.analyse(source)
-    body = srb.body_from_proxy(kin, mass)
-    ref = srb.build_reference(source, ck, body)
+    body = body_from_proxy(kin, mass)
+    ref = build_reference(source, ck, body)
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
-    support = floor.find_support(ck, ref.com_vel, ref.com_acc, srb.kin_scale(body))
+    support = floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body))
     floor_work = support.floor_work
     floor_loads = floor.static_torques(ck, ref.com_acc, support) if floor_work else None
     if tau_max is None and not floor_work:
@@ -126,7 +130,7 @@ def simulate(
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
                            "simulated feet; leg joint torques from the contact forces, within RC * strength "
-                           f"(tau_max; up to {srb.ECCENTRIC_STRENGTH:g}x it while the body sinks onto the legs)",
+                           f"(tau_max; up to {ECCENTRIC_STRENGTH:g}x it while the body sinks onto the legs)",
         "orientation": "follows the reference's momentum-consistent orientation; the moment the "
                        "contacts could not supply is reported as residual_moment",
         "arms_trunk_neck": ("PyBullet articulated upper body on the SRB pelvis, joint motors capped at "
@@ -232,20 +236,20 @@ def attach_policy(sim: srb.SrbSimulator, policy) -> None:
     sim.control_every = max(1, int(round(sim.s.rate / CONTROL_RATE)))
 
 
-def _calibrate(clip: Clip, source: Clip, ref: srb.Reference, body: srb.Body, settings, height: float,
+def _calibrate(clip: Clip, source: Clip, ref: Reference, body: Body, settings, height: float,
                mass: float, with_limbs: bool, plan=None) -> np.ndarray:
     """Strength from a fresh pass over ``ref`` (the take's own reference).  Loop cycles repeat,
     so two cycles tell as much as twenty: a looping source stops there."""
     until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
     limbs = LimbSimulator(height, rate=limb_rate_for(settings.rate), mass=mass, plan=plan) if with_limbs else None
     try:
-        return srb.calibrate_tau_max(ref, body, settings, limbs=limbs, until=until)
+        return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until)
     finally:
         if limbs is not None:
             limbs.close()
 
 
-def _record(sim: srb.SrbSimulator, ref: srb.Reference, floor_work: bool, whole=None) -> tuple:
+def _record(sim: srb.SrbSimulator, ref: Reference, floor_work: bool, whole=None) -> tuple:
     model = sim.fatigue.model if sim.fatigue is not None else None
     fatigue = model.snapshot() if model is not None else None
     if whole is not None:

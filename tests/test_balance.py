@@ -6,12 +6,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from runtime import balance, proxy, quat, srb
+from runtime import balance, proxy, quat
+from runtime import reference as srb_reference
 from test_srb import body, idle_clip, kin  # noqa: F401 (fixtures: the proxy's kinematics and SRB body)
 
 
 def _reference(kin, body, clip):
-    return srb.build_reference(clip, kin.analyse(clip), body)
+    return srb_reference.build_reference(clip, kin.analyse(clip), body)
 
 
 def test_standing_still_on_flat_feet_is_balanced(kin, body):

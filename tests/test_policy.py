@@ -13,6 +13,8 @@ import pytest
 
 from runtime import clip as clips
 from runtime import kinematics, policy as pol, quat, schedule, simulate, srb
+from runtime import body as srb_body
+from runtime import reference as srb_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def walk_sim():
     walk = clips.load_deepmimic(clips.deepmimic_clip_path("walk")).repeated(2.0)
     with kinematics.Kinematics() as kin:
-        body = srb.body_from_proxy(kin)
-        ref = srb.build_reference(walk, kin.analyse(walk), body)
+        body = srb_body.body_from_proxy(kin)
+        ref = srb_reference.build_reference(walk, kin.analyse(walk), body)
     return ref, body
 
 

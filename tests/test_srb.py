@@ -7,6 +7,13 @@ import pytest
 
 from runtime import clip as C
 from runtime import kinematics, metrics, proxy, quat, schedule, simulate, srb
+from runtime import body as srb_body
+from runtime import contact_qp
+from runtime import effort
+from runtime import legs as srb_legs
+from runtime import reference as srb_reference
+from runtime import rest_steps
+from runtime import rotation
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +24,7 @@ def kin():
 
 @pytest.fixture(scope="module")
 def body(kin):
-    return srb.body_from_proxy(kin)
+    return srb_body.body_from_proxy(kin)
 
 
 @pytest.fixture(scope="module")
@@ -56,14 +63,14 @@ def _standing_corners(body):
     corners = []
     for y in (-0.085, 0.085):
         ankle = np.array([0.0, y, -body.sole_drop])
-        corners.extend(ankle + body.sole @ srb._qmat(C.Y_UP_TO_Z_UP).T)
+        corners.extend(ankle + body.sole @ rotation.quat_matrix(C.Y_UP_TO_Z_UP).T)
     return np.array(corners)
 
 
 def test_qp_holds_a_standing_body_within_friction(body):
     corners = _standing_corners(body)
     com = np.array([0.045, 0.0, 0.9])
-    f = srb.solve_contact_forces(body, com, np.eye(3), np.zeros(3), np.zeros(3), corners)
+    f = contact_qp.solve_contact_forces(body, com, np.eye(3), np.zeros(3), np.zeros(3), corners)
     np.testing.assert_allclose(f.sum(axis=0), [0, 0, body.mass * 9.81], rtol=1e-3, atol=0.5)
     assert np.all(f[:, 2] >= -1e-9)
     assert np.all(np.abs(f[:, :2]) <= 0.8 * f[:, 2:3] + 1e-6)
@@ -73,7 +80,7 @@ def test_qp_respects_fatigue_torque_bounds(body):
     corners = _standing_corners(body)
     rows = np.random.default_rng(0).normal(0, 0.1, (3, 3 * len(corners)))
     cap = np.array([[-5.0, 5.0], [-2.0, 2.0], [-1.0, 1.0]])
-    f = srb.solve_contact_forces(body, np.array([0.045, 0, 0.9]), np.eye(3), np.zeros(3), np.zeros(3),
+    f = contact_qp.solve_contact_forces(body, np.array([0.045, 0, 0.9]), np.eye(3), np.zeros(3), np.zeros(3),
                                  corners, rows, cap)
     tau = rows @ f.ravel()
     assert np.all(tau >= cap[:, 0] - 1e-6) and np.all(tau <= cap[:, 1] + 1e-6)
@@ -94,7 +101,7 @@ def test_leg_ik_reaches_the_target_on_the_real_proxy(kin, body):
         # Reachable targets: pull the ankle 6 cm towards the hip, then move it a few cm around.
         target = ankle0 + 0.06 * (hip - ankle0) / np.linalg.norm(hip - ankle0) + rng.uniform(-0.03, 0.03, 3)
         foot_R = quat.to_matrix(quat.from_axis_angle([0, 0, 1.0], 0.3)) @ quat.to_matrix(C.Y_UP_TO_Z_UP)
-        q_hip, knee, q_ankle = srb.leg_ik(body, k, root_pos, root_R, joints[hi], target, foot_R)
+        q_hip, knee, q_ankle = srb_legs.leg_ik(body, k, root_pos, root_R, joints[hi], target, foot_R)
         posed = joints.copy()
         posed[hi], posed[ki], posed[ai] = q_hip, quat.from_axis_angle([0, 0, 1.0], knee), q_ankle
         kin.set_pose(root_pos, root_rot, posed)
@@ -102,7 +109,7 @@ def test_leg_ik_reaches_the_target_on_the_real_proxy(kin, body):
         ankle = kin.joint_positions()[kin.link_names.index(f"{side}_ankle")]
         assert np.linalg.norm(ankle - target) < 1e-3
         foot_rot = rots[kin.link_names.index(f"{side}_ankle")]
-        assert np.degrees(quat.angle_between(foot_rot, srb._matrix_to_quat(foot_R))) < 0.5
+        assert np.degrees(quat.angle_between(foot_rot, rotation.matrix_to_quat(foot_R))) < 0.5
 
 
 def test_fresh_walk_tracks_the_reference_and_is_deterministic():
@@ -132,7 +139,7 @@ def test_tired_jumps_are_lower_and_torques_stay_within_the_fatigued_bounds():
     # (strength: tau_max, up to ECCENTRIC_STRENGTH times that for legs lowering the body).
     legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
     assert np.all(tired.strength >= tired.tau_max - 1e-9)
-    assert np.all(tired.strength <= srb.ECCENTRIC_STRENGTH * tired.tau_max + 1e-9)
+    assert np.all(tired.strength <= effort.ECCENTRIC_STRENGTH * tired.tau_max + 1e-9)
     assert (tired.strength[:, legs] > 1.2 * tired.tau_max[legs]).any()     # the landings
     bound = tired.fatigue["RC"][:-1, legs] * tired.strength[1:, legs] + 1e-6
     assert np.all(np.abs(tired.torque[1:, legs]) <= bound + 0.02 * tired.tau_max[legs])
@@ -220,13 +227,13 @@ def test_standing_still_a_tired_body_keeps_the_clock(kin, body):
     fitness 0.25 at 60x) played at a third of its rate between rests, ran out of take (3x) and
     never finished.  It rests when it must (standing easy), and the still source plays on."""
     walk, idle = load("walk"), idle_clip(12.0)
-    assert srb.build_reference(idle, kin.analyse(idle), body).still.all()
+    assert srb_reference.build_reference(idle, kin.analyse(idle), body).still.all()
     take = simulate.simulate(idle, schedule.from_fitness(0.25, fps=30, time_scale=60), out_fps=30)
     kinds = [e["kind"] for e in take.events]
     assert "rest" in kinds and "stopped" not in kinds and not take.fell
     assert take.duration_stretch() < 1.05
     # A walk never stands still (its tired tempo still slows: see the exhausted walker).
-    assert not srb.build_reference(walk, kin.analyse(walk), body).still.any()
+    assert not srb_reference.build_reference(walk, kin.analyse(walk), body).still.any()
 
 
 def test_an_exhausted_idle_stands_over_its_ankles_instead_of_collapsing():
@@ -276,7 +283,7 @@ def test_a_slowed_tempo_slows_ground_phases_but_not_flights(kin, body):
     """A flight is ballistic: slowing its reference would let gravity pull the body far below the
     arc (that made tired dancers and spinners collapse).  Only ground phases take the tempo."""
     jump = load("jump").repeated(3.0)
-    ref = srb.build_reference(jump, kin.analyse(jump), body)
+    ref = srb_reference.build_reference(jump, kin.analyse(jump), body)
     sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
     sim.tempo = 0.5                       # no fatigue model: the tempo stays where it is set
     advance = {True: [], False: []}
@@ -295,8 +302,8 @@ def test_a_slowed_tempo_slows_ground_phases_but_not_flights(kin, body):
 
 def test_an_exhausted_character_rests_even_where_the_motion_offers_no_restful_moment(kin, body):
     walk = load("walk").repeated(3.0)
-    ref = srb.build_reference(walk, kin.analyse(walk), body)
-    ref = srb.Reference(**{**{f: getattr(ref, f) for f in ref.__dataclass_fields__},
+    ref = srb_reference.build_reference(walk, kin.analyse(walk), body)
+    ref = srb_reference.Reference(**{**{f: getattr(ref, f) for f in ref.__dataclass_fields__},
                            "restful": np.zeros_like(ref.restful)})
     model = schedule.ScheduledModel(schedule.from_fitness(0.5, fps=30))
     legs = body.leg_dofs.ravel()
@@ -317,10 +324,10 @@ def test_a_slowed_body_on_one_foot_gives_way_to_gravity_only_when_it_falls_ahead
     capture point runs ahead of the slowed reference's (it is falling onto the next step) the
     clock speeds back up to 1, so the swing foot lands in time."""
     walk = load("walk").repeated(2.0)
-    ref = srb.build_reference(walk, kin.analyse(walk), body)
+    ref = srb_reference.build_reference(walk, kin.analyse(walk), body)
     sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
     r = ref.sample(0.5)
-    slack = srb.CAPTURE_SLACK * srb.kin_scale(body)
+    slack = srb.CAPTURE_SLACK * srb_body.kin_scale(body)
     sim.p, sim.v = r.com.copy(), 0.5 * r.com_vel
     assert sim._single_support_rate(0.5, r.com, 0.5 * r.com_vel) == pytest.approx(0.5)
     sim.p = r.com + np.array([2.5 * slack, 0.0, 0.0])
@@ -404,7 +411,7 @@ def test_feet_turn_smoothly_between_the_frames_of_a_clip(kin, body):
     """PyBullet hands back link rotations with either sign; sampling between two frames of
     opposite sign blended a foot through a half turn (tired dance_a: 163 deg in one frame)."""
     dance = load("dance_a")
-    ref = srb.build_reference(dance, kin.analyse(dance), body)
+    ref = srb_reference.build_reference(dance, kin.analyse(dance), body)
     feet = np.array([ref.sample(t).foot_rot for t in np.arange(0.0, dance.duration, 0.25 / dance.fps)])
     assert np.degrees(quat.angle_between(feet[1:], feet[:-1])).max() < 10.0
 
@@ -413,7 +420,7 @@ def test_a_foot_lifted_for_a_moment_comes_down_where_it_was(kin, body):
     """A tap or a flicker in the source's contacts is not a step: re-placing the foot at a
     corrected spot within a few frames popped the knee (fresh dance_a: 38 deg in one frame)."""
     dance = load("dance_a")
-    ref = srb.build_reference(dance, kin.analyse(dance), body)
+    ref = srb_reference.build_reference(dance, kin.analyse(dance), body)
     sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
     brief, lifted = 0, [None, None]
     while sim.phase < dance.duration - 0.05 and not sim.fallen:
@@ -548,7 +555,7 @@ def test_a_slowed_run_covers_ground_at_its_tempo_through_its_flights(kin, body):
     foot left the floor), ran ahead, and every landing pulled the body back up to speed: a run
     held at tempo 0.8 went at 0.87 of the source's speed."""
     run = load("run").repeated(6.0)
-    ref = srb.build_reference(run, kin.analyse(run), body)
+    ref = srb_reference.build_reference(run, kin.analyse(run), body)
     source_speed = np.linalg.norm(ref.com[-1, :2] - ref.com[0, :2]) / ref.duration
     for tempo in (1.0, 0.8):
         path, dt = _com_path_at_tempo(ref, body, tempo, until_phase=4.0)
@@ -597,7 +604,7 @@ def test_a_slowed_jumper_still_pushes_off_and_lands_at_the_source_s_pace(kin, bo
     The push into a flight and the landing out of it keep the source's clock; the stances
     between them take the tempo."""
     jump = load("jump").repeated(4.0)
-    ref = srb.build_reference(jump, kin.analyse(jump), body)
+    ref = srb_reference.build_reference(jump, kin.analyse(jump), body)
     assert ref.ballistic.any() and not ref.ballistic[~ref.contact.any(axis=1)].any()
     apex = {}
     for tempo in (1.0, 0.5):
@@ -678,8 +685,8 @@ def test_a_rest_begun_mid_stride_brings_the_feet_together(stalled_walk):
             assert apart[start] > 0.3 and apart[end - 1] < 0.25
             steps = np.flatnonzero(lifted)
             assert steps[-1] - steps[0] + 1 == lifted.sum()            # one step, in one go
-            assert lifted.sum() / 30.0 == pytest.approx(srb.CLOSE_STEP_TIME, abs=0.1)
-            assert lowest[start + 1:end].max() < 2.0 * srb.CLOSE_STEP_LIFT
+            assert lifted.sum() / 30.0 == pytest.approx(rest_steps.CLOSE_STEP_TIME, abs=0.1)
+            assert lowest[start + 1:end].max() < 2.0 * rest_steps.CLOSE_STEP_LIFT
         else:
             assert abs(apart[end - 1] - apart[start]) < 0.05
     assert closed >= 1
@@ -688,7 +695,7 @@ def test_a_rest_begun_mid_stride_brings_the_feet_together(stalled_walk):
 
 def test_a_closing_step_needs_a_leg_that_can_stand_alone(kin, body):
     walk = load("walk").repeated(3.0)
-    ref = srb.build_reference(walk, kin.analyse(walk), body)
+    ref = srb_reference.build_reference(walk, kin.analyse(walk), body)
     feet = ref.ankle[:, 0, :2] - ref.ankle[:, 1, :2]
     legs = body.leg_dofs.ravel()
 
@@ -722,29 +729,29 @@ def test_a_closing_step_needs_a_leg_that_can_stand_alone(kin, body):
 def test_a_stance_foot_out_of_reach_rises_onto_its_toes(body):
     """At the end of a run's stance the body can be a little beyond the straight leg: the heel
     rises about the toes (which stay put) until the ankle is within reach."""
-    foot_R = srb._qmat(C.Y_UP_TO_Z_UP)                     # flat, facing +x
+    foot_R = rotation.quat_matrix(C.Y_UP_TO_Z_UP)                     # flat, facing +x
     ankle = np.array([0.0, 0.1, -body.sole_drop])
     toe = ankle + foot_R @ np.array([body.sole[:, 0].max(), body.sole_drop, 0.0])
     leg = body.thigh + body.shin
     near_hip = ankle + np.array([0.1, 0.0, 0.9 * leg])
-    assert srb._pivot_on_toes(body, near_hip, ankle, foot_R)[0] is ankle      # within reach: as it was
+    assert srb_legs.pivot_on_toes(body, near_hip, ankle, foot_R)[0] is ankle      # within reach: as it was
     far_hip = ankle + np.array([0.25, 0.0, 0.98 * leg])
-    new_ankle, new_R = srb._pivot_on_toes(body, far_hip, ankle, foot_R)
-    assert np.linalg.norm(new_ankle - far_hip) <= srb.TOE_PIVOT_REACH * leg + 1e-6
+    new_ankle, new_R = srb_legs.pivot_on_toes(body, far_hip, ankle, foot_R)
+    assert np.linalg.norm(new_ankle - far_hip) <= srb_legs.TOE_PIVOT_REACH * leg + 1e-6
     assert new_ankle[2] > ankle[2]                                             # the heel rose
     assert np.allclose(new_ankle + new_R @ np.array([body.sole[:, 0].max(), body.sole_drop, 0.0]), toe)
 
 
 def test_next_both_down_finds_the_next_double_support(kin, body):
     walk = load("walk")
-    ref = srb.build_reference(walk, kin.analyse(walk), body)
+    ref = srb_reference.build_reference(walk, kin.analyse(walk), body)
     both = ref.contact.all(axis=1)
     for t in range(0, walk.frames - 1, 3):
         later = np.flatnonzero(both[t:])
         expected = (t + later[0]) / walk.fps if later.size else math.inf
         assert ref.next_both_down(t / walk.fps) == pytest.approx(expected)
     run = load("run")
-    ref = srb.build_reference(run, kin.analyse(run), body)
+    ref = srb_reference.build_reference(run, kin.analyse(run), body)
     assert ref.next_both_down(0.0) == math.inf          # a run never has both feet down
 
 
@@ -772,7 +779,7 @@ def test_an_exhausted_runner_stops_on_both_feet_and_rests():
     assert "halt" in kinds, take.events
     stop = next(e for e in take.events if e["kind"] == "halt")
     rest = next(e for e in take.events if e["kind"] == "rest" and e["time"] >= stop["time"])
-    assert rest["time"] - stop["time"] <= srb.CATCH_TIME + 0.1
+    assert rest["time"] - stop["time"] <= rest_steps.CATCH_TIME + 0.1
     assert take.contacts[rest["frame"] + 1].all()
     # the clock stood still from the stop until the rest ended
     frames = range(stop["frame"] + 1, rest["frame"] + 1)

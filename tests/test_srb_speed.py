@@ -7,6 +7,10 @@ import pytest
 
 from runtime import clip as clips
 from runtime import quat, schedule, srb, simulate
+from runtime import body as srb_body
+from runtime import legs as srb_legs
+from runtime import reference as srb_reference
+from runtime import rotation
 from runtime.limbs import LimbSimulator
 
 
@@ -31,10 +35,10 @@ def _random_rotation(rng):
 def test_cross_helpers_equal_the_vectorised_form():
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(7, 4, 3)), rng.normal(size=(7, 4, 3))
-    assert np.array_equal(srb._cross(a, b), _reference_cross(a, b))
-    assert np.array_equal(srb._cross(a[:, :1], b), _reference_cross(np.broadcast_to(a[:, :1], b.shape), b))
-    assert np.array_equal(srb._cross_rows(a[0], b[0]), _reference_cross(a[0], b[0]))
-    assert np.array_equal(srb._cross3(a[0, 0], b[0, 0]), _reference_cross(a[0, 0], b[0, 0]))
+    assert np.array_equal(rotation.cross(a, b), _reference_cross(a, b))
+    assert np.array_equal(rotation.cross(a[:, :1], b), _reference_cross(np.broadcast_to(a[:, :1], b.shape), b))
+    assert np.array_equal(rotation.cross_rows(a[0], b[0]), _reference_cross(a[0], b[0]))
+    assert np.array_equal(rotation.cross3(a[0, 0], b[0, 0]), _reference_cross(a[0, 0], b[0, 0]))
 
 
 def test_leg_torque_rows_equal_the_vectorised_form():
@@ -44,7 +48,7 @@ def test_leg_torque_rows_equal_the_vectorised_form():
         knee_axis = rng.normal(size=3)
         frames = [_random_rotation(rng), knee_axis / np.linalg.norm(knee_axis), _random_rotation(rng)]
         corners = rng.normal(size=(n, 3))
-        got = srb.leg_torque_rows(joints, frames, corners)
+        got = srb_legs.leg_torque_rows(joints, frames, corners)
         assert got.shape == (7, 3 * n)
         assert np.array_equal(got, _reference_leg_torque_rows(joints, frames, corners))
 
@@ -61,9 +65,9 @@ def test_knee_position_and_matrix_to_quat_equal_the_straightforward_forms():
         h = np.sqrt(max(0.4 ** 2 - along ** 2, 0.0))
         bend = forward - (forward @ u) * u
         bend = bend / np.linalg.norm(bend)
-        assert np.array_equal(srb.knee_position(hip, ankle, forward, 0.4, 0.4), hip + along * u + h * bend)
+        assert np.array_equal(srb_legs.knee_position(hip, ankle, forward, 0.4, 0.4), hip + along * u + h * bend)
         R = _random_rotation(rng)
-        q = srb._matrix_to_quat(R)
+        q = rotation.matrix_to_quat(R)
         assert np.allclose(quat.to_matrix(q), R, atol=1e-12)
 
 
@@ -143,13 +147,13 @@ def test_batched_pose_helpers_agree_with_the_one_pose_forms():
     mats = [_random_rotation(rng) for _ in range(200)]
     mats += [quat.to_matrix(quat.from_axis_angle(axis, np.pi)) for axis in np.eye(3)]   # traces of -1
     mats = np.array(mats)
-    batched = srb._matrices_to_quats(mats)
+    batched = rotation.matrices_to_quats(mats)
     for R, q in zip(mats, batched):
-        one = srb._matrix_to_quat(R)
+        one = rotation.matrix_to_quat(R)
         assert np.allclose(q, one, atol=1e-12) or np.allclose(q, -one, atol=1e-12)
     a, b = rng.normal(size=(50, 3)), rng.normal(size=(50, 3))
     b[0] = -a[0]                                                   # opposite directions
-    rots = srb._rotation_matrices_between(a, b)
+    rots = rotation.rotation_matrices_between(a, b)
     for R, u, v in zip(rots, a, b):
         assert np.allclose(R @ R.T, np.eye(3), atol=1e-12)
         assert np.allclose(R @ (u / np.linalg.norm(u)), v / np.linalg.norm(v), atol=1e-9)
@@ -163,8 +167,8 @@ def test_one_pose_equals_the_batched_poses(name):
     from runtime import kinematics, proxy
 
     kin = kinematics.shared()
-    body = srb.body_from_proxy(kin, proxy.DEFAULT_MASS)
-    ref = srb.build_reference(clip, kin.analyse(clip), body)
+    body = srb_body.body_from_proxy(kin, proxy.DEFAULT_MASS)
+    ref = srb_reference.build_reference(clip, kin.analyse(clip), body)
     sim = srb.SrbSimulator(ref, body, schedule.ScheduledModel(schedule.from_fitness(0.0, fps=30, time_scale=60)))
     states = []
     while sim.phase < ref.duration - 1e-9 and len(states) < 400:

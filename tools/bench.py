@@ -22,7 +22,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime import clip as clips  # noqa: E402
-from runtime import balance, fatigue_params, floor, kinematics, metrics, proxy, schedule, simulate, srb  # noqa: E402
+from runtime import balance, fatigue_params, floor, kinematics, metrics, proxy, schedule, simulate  # noqa: E402
+from runtime.body import body_from_proxy, kin_scale  # noqa: E402
+from runtime.reference import build_reference  # noqa: E402
 
 # The tired condition: untrained muscles, fatigue and recovery 40x faster than published.
 TIRED_FITNESS = 0.25
@@ -92,11 +94,11 @@ def clip_balance(clip: clips.Clip, seconds: float) -> dict:
     None for floor work, which hands, knees or back carry."""
     source = clip.repeated(seconds) if clip.loop else clip
     kin = kinematics.shared(proxy.DEFAULT_HEIGHT)
-    body = srb.body_from_proxy(kin, proxy.DEFAULT_MASS)
+    body = body_from_proxy(kin, proxy.DEFAULT_MASS)
     ck = kin.analyse(source)
-    ref = srb.build_reference(source, ck, body)
+    ref = build_reference(source, ck, body)
     report = balance.report(ref, body)
-    if floor.find_support(ck, ref.com_vel, ref.com_acc, srb.kin_scale(body)).floor_work:
+    if floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body)).floor_work:
         report = dict.fromkeys(report)
     return report
 

@@ -15,6 +15,8 @@ import numpy as np
 from .. import clip as clips
 from .. import policy as pol
 from .. import floor, schedule, srb
+from ..body import Body, body_from_proxy, kin_scale
+from ..reference import Reference, build_reference
 from ..kinematics import Kinematics
 
 EPISODE_SECONDS = 8.0
@@ -35,8 +37,8 @@ class TrainingClipError(ValueError):
 @dataclass
 class PreparedClip:
     name: str
-    ref: srb.Reference
-    body: srb.Body          # with the clip's calibrated strength
+    ref: Reference
+    body: Body          # with the clip's calibrated strength
 
 
 def variants(names: list[str], augment: bool) -> list[tuple[str, bool, float]]:
@@ -64,9 +66,9 @@ def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, s
     source = clip.repeated(seconds) if clip.loop else clip
     with Kinematics() as kin:
         ck = kin.analyse(source)
-        body = srb.body_from_proxy(kin)
-        ref = srb.build_reference(source, ck, body)
-        if floor.find_support(ck, ref.com_vel, ref.com_acc, srb.kin_scale(body)).floor_work:
+        body = body_from_proxy(kin)
+        ref = build_reference(source, ck, body)
+        if floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body)).floor_work:
             raise TrainingClipError(f"clip {name!r} is floor work (held up by more than its feet on the floor): "
                                     "the SRB follows its reference and no policy acts; leave it out of --clips")
         tau_max = _calibrate(clip, source, ref, body, None, body.height, body.mass, False)
