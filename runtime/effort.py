@@ -6,12 +6,17 @@ the legs' QP effort, the knees' sag and the limbs' give.
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
+from . import repeatable
+from .legs import leg_length
+from .limbs import LIMB_JOINTS
 
 
-ECCENTRIC_STRENGTH = 1.3  # a leg lowering the body holds this much more than it can push (see _yielding_strength)
+
+ECCENTRIC_STRENGTH = 1.3  # a leg lowering the body holds this much more than it can push (see yielding_strength)
 
 
 YIELD_SPEED = 0.1         # m/s (1.62 m body) of sinking at which a stance counts as fully yielding
@@ -58,3 +63,103 @@ def leg_effort(capacity: np.ndarray, strength: np.ndarray) -> np.ndarray:
 def smoothstep(x: float) -> float:
     x = min(max(x, 0.0), 1.0)
     return x * x * (3.0 - 2.0 * x)
+
+
+def yielding_strength(vz: float, scale: float) -> float:
+    """Leg strength over tau_max this step: ECCENTRIC_STRENGTH while the body sinks onto its
+    legs (a landing, the lowering half of a stance; ``vz`` the centre of mass's vertical speed),
+    1 while it rises or stands still, blended over YIELD_SPEED (times the body's ``scale``) of
+    downward speed.
+
+    Why: muscles hold more while they are stretched than they can push while shortening
+    (isokinetic eccentric torques exceed concentric ones by 22-60 %; Kreuzer et al. 2022,
+    BMC Sports Sci Med Rehabil 14:13, and the studies they cite).  With one strength for
+    both, tau_max calibrated on the clip's largest torque is set by the landings, so the
+    push-offs used half of it and a tired jump was no lower until its legs had lost half
+    their capacity.  The take-offs are now measured against what legs can push, the landings
+    against what they can hold, and fatigue shows in the push."""
+    sinking = -vz / (YIELD_SPEED * scale)
+    return 1.0 + (ECCENTRIC_STRENGTH - 1.0) * smoothstep(sinking)
+
+
+class KneeSag:
+    """Effort economy in the legs: each tired knee yields to the load it carries like a limb
+    joint does (economy * load * (1/RC^2 - 1), at most MAX_KNEE_GIVE, changing at most
+    MAX_GIVE_RATE), and the body sinks by what the two yields take off the legs' length at
+    the source's knee angle (averaged over both legs).
+
+    Why: the QP's fatigue bounds only bite at the motion's peak loads, so a tired walk stood
+    as tall as a fresh one.  Fatigued muscle is less stiff (leg stiffness drops with fatigue
+    in hopping and running): under the same load a tired knee bends further.  The deeper
+    stance costs the knees more torque, which the fatigue model books; the cap keeps that
+    loop bounded (at MAX_GIVE, 30 degrees, a tired dancer's knee on one leg sank until the
+    leg gave way: unlike an arm, a knee under the body holds more the further it yields).
+    Rests stand tall regardless (the simulator's rest target)."""
+
+    def __init__(self, knee_slots: list[int]):
+        self.knee_slots = knee_slots    # the knees' places in the clip's joint order (right, left)
+        self.give = np.zeros(2)         # rad per leg: how far each tired knee yields
+
+    def sag(self, body, economy: float, load_avg: np.ndarray, rc: np.ndarray, joints: np.ndarray,
+            dt: float) -> float:
+        """How far (m) the centre of mass sinks below the source's this step; ``load_avg`` and
+        ``rc`` per DoF, ``joints`` the source's joint rotations now."""
+        step = MAX_GIVE_RATE * dt
+        drop = 0.0
+        for k in range(2):
+            dof = body.leg_dofs[k][3]
+            give = min(economy * float(load_avg[dof]) * float(fatigue_cost(float(rc[dof]))), MAX_KNEE_GIVE)
+            self.give[k] += min(max(give - self.give[k], -step), step)
+            q = joints[self.knee_slots[k]]
+            bend = 2.0 * repeatable.arctan2(abs(q[2]), abs(q[3]))   # either quaternion sign
+            drop += leg_length(body, bend) - leg_length(body, bend + self.give[k])
+        return 0.5 * drop
+
+
+class LimbGive:
+    """Effort economy in the upper body: how far each tired limb joint yields to the load it holds
+    (radians per limb DoF, against its smoothed applied torque): economy * load * (1/RC^2 - 1), at
+    most MAX_GIVE per joint; MAX_UPRIGHT_GIVE for trunk and neck, which like a knee under the body
+    hold more the further they give (a tired dancer's trunk slumped 30 degrees, then could not
+    carry the slump and folded onto its end of range).
+
+    Why: the fatigue bound alone lets a joint hold any load below RC * tau_max at full
+    accuracy, so a tired arm held out at 10 % effort would never move.  People trade
+    accuracy for effort, and a torque costs more the less capacity is left (the same
+    (tau / (RC tau_max))^2 the legs' QP minimises): nothing when fresh, a little when tired, a
+    lot when exhausted.  The arm drops, the head nods, the chest slumps, and the smaller
+    holding torque lets the joint recover.  The seed's policy learns this trade-off through
+    its stiffness multiplier; here it is a rule."""
+
+    def __init__(self, spherical, dt: float):
+        self.spherical = spherical      # per limb joint: three DoFs (True) or one
+        self.caps = [MAX_UPRIGHT_GIVE if name in UPRIGHT_JOINTS else MAX_GIVE for name in LIMB_JOINTS]
+        n = sum(3 if sph else 1 for sph in spherical)
+        self.load = np.zeros(n)         # N*m: the applied torque, smoothed over LIMB_LOAD_SMOOTHING
+        self.give = np.zeros(n)
+        self.blend = min(1.0, dt / LIMB_LOAD_SMOOTHING)
+
+    def yields(self, economy: float, capacity: np.ndarray, tau_max_inv: np.ndarray, dt: float) -> np.ndarray | None:
+        """The yield per limb DoF this step (None when the economy is off); ``capacity`` RC and
+        ``tau_max_inv`` 1 / tau_max of the limb DoFs."""
+        if economy <= 0.0:
+            return None
+        load = self.load * tau_max_inv
+        give = -economy * load * fatigue_cost(capacity)
+        k = 0
+        for sph, most in zip(self.spherical, self.caps):
+            width = 3 if sph else 1
+            norm = math.sqrt(give[k:k + width] @ give[k:k + width])
+            if norm > most:
+                give[k:k + width] *= most / norm
+            k += width
+        # A posture sags at the pace of fatigue, not of the motion: the yield moves at most
+        # MAX_GIVE_RATE.  Unlimited, it followed the load of a fast dance and whipped a tired
+        # head and arm 40-60 deg per frame, the whipping itself burning their capacity.
+        step = MAX_GIVE_RATE * dt
+        self.give = self.give + np.clip(give - self.give, -step, step)
+        return self.give.copy()
+
+    def book(self, applied: np.ndarray) -> None:
+        """Smooth the torque the limbs applied this step into the load they yield to."""
+        self.load += (applied - self.load) * self.blend

@@ -1,11 +1,21 @@
 """Rest stances and the steps into them: where a resting body stands, a halt's catching foot and a
 rest's closing step.
+
+Each function reads the simulator (runtime.srb.SrbSimulator) through its public state (centre of
+mass, orientation, feet, clock, fatigue) and moves the foot it is given; the simulator decides
+when they apply.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from .body import GRAVITY, kin_scale
+from .effort import smoothstep
+from .legs import flatten_foot, stance_leg_rows
+from .rotation import quat_matrix
 
 
 
@@ -56,3 +66,169 @@ class ClosingStep:
     def settled(self, time: float) -> bool:
         """The body has moved back between both feet (CLOSE_SHIFT_TIME after the landing)."""
         return self.landed is not None and time - self.landed >= CLOSE_SHIFT_TIME
+
+
+def put_down(sim, k: int, foot: "Foot", r: "RefSample", ankle_r: np.ndarray, p_r: np.ndarray) -> None:
+    """Move the free foot of a stopping body to the floor over CATCH_TIME, towards its hip
+    moved by the capture point's lead (where the body would come to rest, x + v / omega;
+    followed as the body moves), so the body stops between its feet.  On the floor it stands
+    there (an early landing) and the rest begins."""
+    body, ref = sim.body, sim.ref
+    lift = np.array([0.0, 0.0, sim.p[2] - p_r[2]])       # a swing foot moves with the body's height
+    if foot.catch is None:
+        foot.catch = (ankle_r + foot.offset + lift, sim.time)
+    start, began = foot.catch
+    R = quat_matrix(sim.q)
+    root_R = R @ quat_matrix(r.root_rel)
+    hip = sim.p + R @ r.root_offset + root_R @ body.hip[k]
+    height = max(sim.p[2] - ref.floor, 0.3 * kin_scale(body))
+    lead = sim.v[:2] * math.sqrt(height / 9.81)
+    reach = CATCH_REACH * kin_scale(body)
+    norm = math.sqrt(lead @ lead)
+    if norm > reach:
+        lead = lead * (reach / norm)
+    anchor = np.array([hip[0] + lead[0], hip[1] + lead[1], ref.floor - body.sole_drop])
+    if not carry_foot(sim, foot, start, anchor, began, CATCH_TIME, ankle_r, lift):
+        return
+    foot.stance, foot.early, foot.anchor, foot.catch = True, True, anchor, None
+    foot.offset = anchor - ankle_r
+
+
+def carry_foot(sim, foot: "Foot", start: np.ndarray, anchor: np.ndarray, began: float, duration: float,
+                ankle_r: np.ndarray, lift: np.ndarray, clearance: float = 0.0) -> bool:
+    """Carry a free foot from world ankle ``start`` to ``anchor`` over ``duration`` from
+    ``began`` (smoothstep, ``clearance`` above the straight line at mid-way); True once
+    there, until then its offset is set.  ``lift``: how far the body's height lifts a swing
+    foot's recorded ankle (see pose), taken off so the foot goes where it is carried."""
+    u = min((sim.time + sim.dt - began) / duration, 1.0)
+    if u >= 1.0:
+        return True
+    at = start + smoothstep(u) * (anchor - start)
+    if clearance:
+        at[2] += clearance * math.sin(math.pi * u)
+    foot.offset = at - ankle_r - lift
+    return False
+
+
+def plan_closing_step(sim, r: "RefSample") -> "ClosingStep | None":
+    """Once a rest has settled (CLOSE_SETTLE, the body nearly still), a foot further than
+    CLOSE_SPREAD from its place beside the other (hip width apart, as the hips are) steps
+    in, if the other leg can stand alone.  The one further from the centre of mass (carrying
+    less) steps; the weight goes onto the other over CLOSE_SHIFT_TIME, the foot lifts, lands
+    beside it over CLOSE_STEP_TIME, and the body settles between both feet.
+
+    Why: a rest begins wherever both feet happen to be down, a tired walk's mid-stride (feet
+    0.4-0.6 m apart along the way), a dance's straddle (0.5-1.2 m across); standing there
+    for seconds with the hips between the feet looks like a freeze-frame, not a pause, and
+    costs the hips more than standing with the feet together."""
+    body = sim.body
+    ankles = r.ankle + np.array([f.offset for f in sim.feet])
+    far = [float(np.linalg.norm(ankles[k, :2] - sim.p[:2])) for k in range(2)]
+    k = 0 if far[0] > far[1] else 1
+    stay = 1 - k
+    root_R = quat_matrix(sim.q) @ quat_matrix(r.root_rel)
+    beside = root_R @ (body.hip[k] - body.hip[stay])
+    anchor = np.array([ankles[stay, 0] + beside[0], ankles[stay, 1] + beside[1], sim.ref.floor - body.sole_drop])
+    if float(np.linalg.norm(anchor[:2] - ankles[k, :2])) <= CLOSE_SPREAD * kin_scale(body):
+        return None
+    over = rest_points(sim, r, carried=1.0)[stay]
+    height = rest_height(sim, r, over)     # where the stepping foot lifts (still reachable from it)
+    if sim.fatigue is not None:
+        # Only onto a leg that can stand alone: body weight over its sole takes at most
+        # CLOSE_EFFORT of what each of its joints has left (else it rests where it is).
+        root_pos = np.array([over[0], over[1], height]) + quat_matrix(sim.q) @ r.root_offset
+        ankle = ankles[stay].copy()
+        ankle[2] = sim.ref.floor - body.sole_drop
+        rows = stance_leg_rows(body, stay, root_pos, root_R, ankle, flatten_foot(quat_matrix(r.foot_rot[stay])),
+                               np.array([[over[0], over[1], sim.ref.floor]]))
+        load = np.abs(rows @ np.array([0.0, 0.0, body.mass * -GRAVITY[2]]))
+        dofs = body.leg_dofs[stay]
+        holds = sim.fatigue.model.residual_capacity[dofs] * body.tau_max[dofs]
+        if np.any(load > CLOSE_EFFORT * holds):
+            return None
+    return ClosingStep(k, anchor, sim.time, sim.p[:2].copy())
+
+
+def closing_target(sim, r: "RefSample", settled: np.ndarray) -> np.ndarray:
+    """The resting centre-of-mass target during a closing step: onto the staying foot, held
+    there while the other steps, then back between both feet (``settled``) until it is."""
+    c = sim.closing
+    over = rest_points(sim, r, carried=1.0)[1 - c.foot]
+    # As high as both legs reach from where the feet are: rising as the stepping foot comes in.
+    on_foot = np.array([over[0], over[1], rest_height(sim, r, over)])
+    if c.landed is None:
+        u = smoothstep((sim.time - c.began) / CLOSE_SHIFT_TIME)
+        start = np.array([c.start_xy[0], c.start_xy[1], on_foot[2]])
+        return start + u * (on_foot - start)
+    return on_foot + smoothstep((sim.time - c.landed) / CLOSE_SHIFT_TIME) * (settled - on_foot)
+
+
+def step_in(sim, c: "ClosingStep", foot: "Foot", r: "RefSample", ankle_r: np.ndarray) -> None:
+    """Move the stepping foot of a closing step: flat, clearing the floor by CLOSE_STEP_LIFT
+    at mid-step, down beside the other over CLOSE_STEP_TIME; there it stands and the body
+    settles."""
+    start, lifted_at = c.lifted
+    lift = np.array([0.0, 0.0, sim.p[2] - (r.com[2] - sim.sag)])
+    if not carry_foot(sim, foot, start, c.anchor, lifted_at, CLOSE_STEP_TIME, ankle_r, lift,
+                            CLOSE_STEP_LIFT * kin_scale(sim.body)):
+        return
+    # An ordinary stance foot from here, moved beside the other: after the rest it stands
+    # at the source's ankle height for the source's foot (flat on the floor while resting).
+    foot.stance, foot.early, foot.anchor = True, False, None
+    foot.offset = np.array([c.anchor[0] - ankle_r[0], c.anchor[1] - ankle_r[1], 0.0])
+    c.landed = sim.time
+
+
+
+def rest_centre(sim, r: "RefSample") -> np.ndarray:
+    """Where a resting body stands: over the middle of its soles, or nearer its ankles where
+    they are too weak to hold it that far ahead of them.
+
+    Why: over the sole centre (4-5 cm ahead of the ankles, as in quiet standing) each ankle
+    holds half the body weight on that lever, about 11 % of its strength: more than an
+    exhausted ankle sustains (the published 3CC holds about 2 % indefinitely at fitness 0),
+    so an exhausted idle drained its ankles and collapsed.  Standing further back costs the
+    ankles less (at most REST_ANKLE_EFFORT of what they have left), the sole still under
+    the body."""
+    return np.mean(rest_points(sim, r), axis=0)
+
+
+def rest_points(sim, r: "RefSample", carried: float = 0.5) -> list[np.ndarray]:
+    """Per foot, the point over its sole a resting body stands over (see _rest_centre) when
+    that foot carries the ``carried`` share of its weight."""
+    body = sim.body
+    points = []
+    for k in range(2):
+        lever = quat_matrix(r.foot_rot[k]) @ body.sole_centre
+        ahead = math.sqrt(lever[0] * lever[0] + lever[1] * lever[1])
+        share = 1.0
+        if sim.fatigue is not None and ahead > 1e-9:
+            dofs = body.leg_dofs[k, 4:]
+            holds = float((sim.fatigue.model.residual_capacity[dofs] * body.tau_max[dofs]).min())
+            share = min(1.0, REST_ANKLE_EFFORT * holds / (carried * body.mass * -GRAVITY[2] * ahead))
+        points.append(r.ankle[k] + sim.feet[k].offset + np.array([share * lever[0], share * lever[1], lever[2]]))
+    return points
+
+
+def rest_height(sim, r: "RefSample", centre: np.ndarray) -> float:
+    """Centre-of-mass height of a rest over ``centre``: each hip as high as a nearly straight
+    leg (REST_LEG_EXTENSION) reaches from its foot on the floor, the lower of the two.
+
+    Why: a rest is where standing costs the knees least, but the feet stay where the motion
+    left them, often a stride apart.  Hips set for vertical legs were out of reach of feet
+    0.3 m ahead and behind them: the legs could not get there and the feet floated 3-5 cm
+    above the floor through the whole rest."""
+    body, ref = sim.body, sim.ref
+    R = quat_matrix(sim.q)
+    root_R = R @ quat_matrix(r.root_rel)
+    root = centre + R @ r.root_offset              # root position at the rest's centre (xy)
+    reach = REST_LEG_EXTENSION * (body.thigh + body.shin)
+    sole_level = ref.floor - body.sole_drop
+    height = math.inf
+    for k in range(2):
+        hip = root_R @ body.hip[k]
+        ankle = r.ankle[k] + sim.feet[k].offset
+        d = root[:2] + hip[:2] - ankle[:2]
+        rise = math.sqrt(max(reach * reach - float(d @ d), (0.5 * reach) ** 2))
+        height = min(height, sole_level + rise - hip[2] - (root[2] - centre[2]))
+    return height

@@ -25,23 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import proxy, quat, repeatable
-from .body import Body, GRAVITY, SIDES, kin_scale
+from .body import Body, GRAVITY, kin_scale, SIDES
 from .contact_qp import QpSettings, solve_contact_forces
-from .effort import (
-    ECCENTRIC_STRENGTH, LIMB_LOAD_SMOOTHING, MAX_GIVE, MAX_GIVE_RATE, MAX_KNEE_GIVE,
-    MAX_UPRIGHT_GIVE, UPRIGHT_JOINTS, YIELD_SPEED, fatigue_cost, leg_effort, smoothstep,
-)
-from .legs import (
-    TOE_PIVOT_REACH, flatten_foot, leg_ik, leg_ik_one, leg_length, pivot_on_toes, stance_leg_rows,
-)
-from .reference import RefSample, Reference
+from .effort import KneeSag, leg_effort, LimbGive, smoothstep, yielding_strength
+from .legs import flatten_foot, leg_ik, leg_ik_one, pivot_on_toes, stance_leg_rows, TOE_PIVOT_REACH
+from .reference import Reference, RefSample
 from .rest_steps import (
-    CATCH_REACH, CATCH_TIME, CLOSE_EFFORT, CLOSE_SETTLE, CLOSE_SHIFT_TIME, CLOSE_SPREAD,
-    CLOSE_STEP_LIFT, CLOSE_STEP_TIME, CLOSE_STILL, ClosingStep, REST_ANKLE_EFFORT,
-    REST_LEG_EXTENSION,
+    CLOSE_SETTLE, CLOSE_SHIFT_TIME, CLOSE_STILL, closing_target, ClosingStep, plan_closing_step,
+    put_down, rest_centre, rest_height, step_in,
 )
 from .rotation import cross, cross_rows, matrix_to_quat, mv, quat_matrix
-from .limbs import LIMB_JOINTS
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 
@@ -164,7 +157,7 @@ class SrbSimulator:
         self.torque = np.zeros(n)
         self.load_avg = np.zeros(n)
         # Per DoF, the strength this step over tau_max: above 1 for stance legs lowering the body
-        # (see _yielding_strength), 1 everywhere else.
+        # (see effort.yielding_strength), 1 everywhere else.
         self.strength_factor = np.ones(n)
         self._load_blend = min(1.0, self.dt / 0.5)
         self.events: list[dict] = []
@@ -176,7 +169,7 @@ class SrbSimulator:
         self._sinking = 0.0         # m: how far the body has stayed below its target on its feet (smoothed)
         self.stopping = False       # putting the free foot down to rest (the clock stands still meanwhile)
         self._stopped = False       # the current rest began with a stop
-        self._closing = None        # a rest's closing step under way (ClosingStep)
+        self.closing = None        # a rest's closing step under way (ClosingStep)
         self._closed = False        # this rest has had its closing step
         self._rest_began = 0.0
         self._sinking_blend = min(1.0, self.dt / CARRY_SMOOTHING)
@@ -190,14 +183,10 @@ class SrbSimulator:
         self.turn = None            # orientation offset after a short flight (None: none)
         self._flight_sped = False   # this flight plays faster than the source's (it will land sooner)
         self._turn_keep = 1.0 - min(1.0, self.dt / LANDING_TURN_DECAY)
-        self._limb_torque = np.zeros(len(limbs.dofs)) if limbs is not None else None
-        self._give = np.zeros(len(limbs.dofs)) if limbs is not None else None
-        self._give_caps = [MAX_UPRIGHT_GIVE if name in UPRIGHT_JOINTS else MAX_GIVE for name in LIMB_JOINTS]
-        self._limb_blend = min(1.0, self.dt / LIMB_LOAD_SMOOTHING)
-        self._knee_give = np.zeros(2)   # rad per leg: how far each tired knee yields (see _update_sag)
+        self.limb_give = LimbGive(limbs.spherical, self.dt) if limbs is not None else None
         self.sag = 0.0              # m: how far the COM target sits below the source's (tired knees)
         names = [j.name for j in proxy.DEFAULT_JOINTS]
-        self._knee_slots = [names.index(f"{side}_knee") for side in SIDES]
+        self.knees = KneeSag([names.index(f"{side}_knee") for side in SIDES])
         self._leg_slots = [[names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle")] for side in SIDES]
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
@@ -243,7 +232,10 @@ class SrbSimulator:
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate = self._flight_rate(phase)
         launching = 0.0 < rate < 1.0 and bool(ref.ballistic[frame])
-        self._update_sag(r)
+        economy = s.effort_economy
+        if self.fatigue is not None and economy > 0.0:
+            self.sag = self.knees.sag(body, economy, self.load_avg, self.fatigue.model.residual_capacity, r.joints,
+                                      self.dt)
         p_r = self.com_target(r)
         # Where gravity keeps the clock (see _single_support_rate: a run's stances, a dance's falls
         # onto the next step) a tired body shortens its strides instead: it aims for the slowed
@@ -270,12 +262,12 @@ class SrbSimulator:
         if self.resting:
             # Rest upright over the feet (nearer the ankles when they are weak): anything else
             # keeps the tired legs loaded.
-            centre = self._rest_centre(r)
-            p_r = np.array([centre[0], centre[1], self._rest_height(r, centre)])
-            if self._closing is not None and self._closing.settled(self.time):
-                self._closing = None
-            if self._closing is not None:
-                p_r = self._closing_target(r, p_r)
+            centre = rest_centre(self, r)
+            p_r = np.array([centre[0], centre[1], rest_height(self, r, centre)])
+            if self.closing is not None and self.closing.settled(self.time):
+                self.closing = None
+            if self.closing is not None:
+                p_r = closing_target(self, r, p_r)
         v_r = self.rule_velocity(r, rate)
         acc_ff = r.com_acc * (rate * rate)
         if self.stride < 1.0:
@@ -313,15 +305,15 @@ class SrbSimulator:
                 foot.lift_offset = foot.offset.copy()
                 foot.lift_phase = phase
                 foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
-            closing = self._closing if (self.resting and self._closing is not None and self._closing.foot == k) else None
+            closing = self.closing if (self.resting and self.closing is not None and self.closing.foot == k) else None
             if closing is not None and foot.stance and closing.lifted is None \
                     and self.time - closing.began >= CLOSE_SHIFT_TIME:
                 foot.stance, foot.early, foot.anchor = False, False, None
                 closing.lifted = (np.array([*(ankle_r + foot.offset)[:2], ref.floor - body.sole_drop]), self.time)
             if closing is not None and not foot.stance:
-                self._step_in(closing, foot, r, ankle_r)
+                step_in(self, closing, foot, r, ankle_r)
             elif not foot.stance and self.stopping:
-                self._put_down(k, foot, r, ankle_r, p_r)
+                put_down(self, k, foot, r, ankle_r, p_r)
             elif not foot.stance:
                 target = np.zeros(3)
                 target[:2] = (self.shift[:2] + self.lag[:2] + s.raibert_kp * (self.p[:2] - p_r[:2])
@@ -404,7 +396,7 @@ class SrbSimulator:
             self.shift *= self._shift_keep
 
         torque = np.zeros(len(body.tau_max))
-        self.strength_factor[self._leg_dofs] = self._yielding_strength()
+        self.strength_factor[self._leg_dofs] = yielding_strength(self.v[2], kin_scale(body))
         strength = body.tau_max * self.strength_factor
         if n_c:
             corners_all = corner_blocks[0] if len(corner_blocks) == 1 else np.concatenate(corner_blocks)
@@ -484,112 +476,6 @@ class SrbSimulator:
         self._support = support
         self._check_fall(r.rot)
 
-    def _put_down(self, k: int, foot: "_Foot", r: "RefSample", ankle_r: np.ndarray, p_r: np.ndarray) -> None:
-        """Move the free foot of a stopping body to the floor over CATCH_TIME, towards its hip
-        moved by the capture point's lead (where the body would come to rest, x + v / omega;
-        followed as the body moves), so the body stops between its feet.  On the floor it stands
-        there (an early landing) and the rest begins."""
-        body, ref = self.body, self.ref
-        lift = np.array([0.0, 0.0, self.p[2] - p_r[2]])       # a swing foot moves with the body's height
-        if foot.catch is None:
-            foot.catch = (ankle_r + foot.offset + lift, self.time)
-        start, began = foot.catch
-        R = quat_matrix(self.q)
-        root_R = R @ quat_matrix(r.root_rel)
-        hip = self.p + R @ r.root_offset + root_R @ body.hip[k]
-        height = max(self.p[2] - ref.floor, 0.3 * kin_scale(body))
-        lead = self.v[:2] * math.sqrt(height / 9.81)
-        reach = CATCH_REACH * kin_scale(body)
-        norm = math.sqrt(lead @ lead)
-        if norm > reach:
-            lead = lead * (reach / norm)
-        anchor = np.array([hip[0] + lead[0], hip[1] + lead[1], ref.floor - body.sole_drop])
-        if not self._carry_foot(foot, start, anchor, began, CATCH_TIME, ankle_r, lift):
-            return
-        foot.stance, foot.early, foot.anchor, foot.catch = True, True, anchor, None
-        foot.offset = anchor - ankle_r
-
-    def _carry_foot(self, foot: "_Foot", start: np.ndarray, anchor: np.ndarray, began: float, duration: float,
-                    ankle_r: np.ndarray, lift: np.ndarray, clearance: float = 0.0) -> bool:
-        """Carry a free foot from world ankle ``start`` to ``anchor`` over ``duration`` from
-        ``began`` (smoothstep, ``clearance`` above the straight line at mid-way); True once
-        there, until then its offset is set.  ``lift``: how far the body's height lifts a swing
-        foot's recorded ankle (see pose), taken off so the foot goes where it is carried."""
-        u = min((self.time + self.dt - began) / duration, 1.0)
-        if u >= 1.0:
-            return True
-        at = start + smoothstep(u) * (anchor - start)
-        if clearance:
-            at[2] += clearance * math.sin(math.pi * u)
-        foot.offset = at - ankle_r - lift
-        return False
-
-    def _plan_closing_step(self, r: "RefSample") -> "ClosingStep | None":
-        """Once a rest has settled (CLOSE_SETTLE, the body nearly still), a foot further than
-        CLOSE_SPREAD from its place beside the other (hip width apart, as the hips are) steps
-        in, if the other leg can stand alone.  The one further from the centre of mass (carrying
-        less) steps; the weight goes onto the other over CLOSE_SHIFT_TIME, the foot lifts, lands
-        beside it over CLOSE_STEP_TIME, and the body settles between both feet.
-
-        Why: a rest begins wherever both feet happen to be down, a tired walk's mid-stride (feet
-        0.4-0.6 m apart along the way), a dance's straddle (0.5-1.2 m across); standing there
-        for seconds with the hips between the feet looks like a freeze-frame, not a pause, and
-        costs the hips more than standing with the feet together."""
-        body = self.body
-        ankles = r.ankle + np.array([f.offset for f in self.feet])
-        far = [float(np.linalg.norm(ankles[k, :2] - self.p[:2])) for k in range(2)]
-        k = 0 if far[0] > far[1] else 1
-        stay = 1 - k
-        root_R = quat_matrix(self.q) @ quat_matrix(r.root_rel)
-        beside = root_R @ (body.hip[k] - body.hip[stay])
-        anchor = np.array([ankles[stay, 0] + beside[0], ankles[stay, 1] + beside[1], self.ref.floor - body.sole_drop])
-        if float(np.linalg.norm(anchor[:2] - ankles[k, :2])) <= CLOSE_SPREAD * kin_scale(body):
-            return None
-        over = self._rest_points(r, carried=1.0)[stay]
-        height = self._rest_height(r, over)     # where the stepping foot lifts (still reachable from it)
-        if self.fatigue is not None:
-            # Only onto a leg that can stand alone: body weight over its sole takes at most
-            # CLOSE_EFFORT of what each of its joints has left (else it rests where it is).
-            root_pos = np.array([over[0], over[1], height]) + quat_matrix(self.q) @ r.root_offset
-            ankle = ankles[stay].copy()
-            ankle[2] = self.ref.floor - body.sole_drop
-            rows = stance_leg_rows(body, stay, root_pos, root_R, ankle, flatten_foot(quat_matrix(r.foot_rot[stay])),
-                                   np.array([[over[0], over[1], self.ref.floor]]))
-            load = np.abs(rows @ np.array([0.0, 0.0, body.mass * -GRAVITY[2]]))
-            dofs = body.leg_dofs[stay]
-            holds = self.fatigue.model.residual_capacity[dofs] * body.tau_max[dofs]
-            if np.any(load > CLOSE_EFFORT * holds):
-                return None
-        return ClosingStep(k, anchor, self.time, self.p[:2].copy())
-
-    def _closing_target(self, r: "RefSample", settled: np.ndarray) -> np.ndarray:
-        """The resting centre-of-mass target during a closing step: onto the staying foot, held
-        there while the other steps, then back between both feet (``settled``) until it is."""
-        c = self._closing
-        over = self._rest_points(r, carried=1.0)[1 - c.foot]
-        # As high as both legs reach from where the feet are: rising as the stepping foot comes in.
-        on_foot = np.array([over[0], over[1], self._rest_height(r, over)])
-        if c.landed is None:
-            u = smoothstep((self.time - c.began) / CLOSE_SHIFT_TIME)
-            start = np.array([c.start_xy[0], c.start_xy[1], on_foot[2]])
-            return start + u * (on_foot - start)
-        return on_foot + smoothstep((self.time - c.landed) / CLOSE_SHIFT_TIME) * (settled - on_foot)
-
-    def _step_in(self, c: "ClosingStep", foot: "_Foot", r: "RefSample", ankle_r: np.ndarray) -> None:
-        """Move the stepping foot of a closing step: flat, clearing the floor by CLOSE_STEP_LIFT
-        at mid-step, down beside the other over CLOSE_STEP_TIME; there it stands and the body
-        settles."""
-        start, lifted_at = c.lifted
-        lift = np.array([0.0, 0.0, self.p[2] - (r.com[2] - self.sag)])
-        if not self._carry_foot(foot, start, c.anchor, lifted_at, CLOSE_STEP_TIME, ankle_r, lift,
-                                CLOSE_STEP_LIFT * kin_scale(self.body)):
-            return
-        # An ordinary stance foot from here, moved beside the other: after the rest it stands
-        # at the source's ankle height for the source's foot (flat on the floor while resting).
-        foot.stance, foot.early, foot.anchor = True, False, None
-        foot.offset = np.array([c.anchor[0] - ankle_r[0], c.anchor[1] - ankle_r[1], 0.0])
-        c.landed = self.time
-
     def _continue_from_here(self, r: "RefSample") -> None:
         """The motion goes on from where the body is (stopping, resuming after a rest), drifting
         back onto the source's path as after a short landing (see com_target): a body that has
@@ -607,7 +493,7 @@ class SrbSimulator:
         about LANDING_SHIFT_DECAY of single support or flight, through the next steps: planted
         feet hold it, so a chain of tired jumps covers less ground than the source's.  Flights
         that land on time never shift.  Shorter tired strides leave it ``lag`` behind the
-        source's path (see step), and tired knees lower it by ``sag`` (see _update_sag)."""
+        source's path (see step), and tired knees lower it by ``sag`` (see effort.KneeSag)."""
         target = r.com + self.shift + self.lag
         target[2] -= self.sag
         return target
@@ -620,134 +506,6 @@ class SrbSimulator:
             v[:2] *= self.stride
         return v
 
-    def _rest_centre(self, r: "RefSample") -> np.ndarray:
-        """Where a resting body stands: over the middle of its soles, or nearer its ankles where
-        they are too weak to hold it that far ahead of them.
-
-        Why: over the sole centre (4-5 cm ahead of the ankles, as in quiet standing) each ankle
-        holds half the body weight on that lever, about 11 % of its strength: more than an
-        exhausted ankle sustains (the published 3CC holds about 2 % indefinitely at fitness 0),
-        so an exhausted idle drained its ankles and collapsed.  Standing further back costs the
-        ankles less (at most REST_ANKLE_EFFORT of what they have left), the sole still under
-        the body."""
-        return np.mean(self._rest_points(r), axis=0)
-
-    def _rest_points(self, r: "RefSample", carried: float = 0.5) -> list[np.ndarray]:
-        """Per foot, the point over its sole a resting body stands over (see _rest_centre) when
-        that foot carries the ``carried`` share of its weight."""
-        body = self.body
-        points = []
-        for k in range(2):
-            lever = quat_matrix(r.foot_rot[k]) @ body.sole_centre
-            ahead = math.sqrt(lever[0] * lever[0] + lever[1] * lever[1])
-            share = 1.0
-            if self.fatigue is not None and ahead > 1e-9:
-                dofs = body.leg_dofs[k, 4:]
-                holds = float((self.fatigue.model.residual_capacity[dofs] * body.tau_max[dofs]).min())
-                share = min(1.0, REST_ANKLE_EFFORT * holds / (carried * body.mass * -GRAVITY[2] * ahead))
-            points.append(r.ankle[k] + self.feet[k].offset + np.array([share * lever[0], share * lever[1], lever[2]]))
-        return points
-
-    def _rest_height(self, r: "RefSample", centre: np.ndarray) -> float:
-        """Centre-of-mass height of a rest over ``centre``: each hip as high as a nearly straight
-        leg (REST_LEG_EXTENSION) reaches from its foot on the floor, the lower of the two.
-
-        Why: a rest is where standing costs the knees least, but the feet stay where the motion
-        left them, often a stride apart.  Hips set for vertical legs were out of reach of feet
-        0.3 m ahead and behind them: the legs could not get there and the feet floated 3-5 cm
-        above the floor through the whole rest."""
-        body, ref = self.body, self.ref
-        R = quat_matrix(self.q)
-        root_R = R @ quat_matrix(r.root_rel)
-        root = centre + R @ r.root_offset              # root position at the rest's centre (xy)
-        reach = REST_LEG_EXTENSION * (body.thigh + body.shin)
-        sole_level = ref.floor - body.sole_drop
-        height = math.inf
-        for k in range(2):
-            hip = root_R @ body.hip[k]
-            ankle = r.ankle[k] + self.feet[k].offset
-            d = root[:2] + hip[:2] - ankle[:2]
-            rise = math.sqrt(max(reach * reach - float(d @ d), (0.5 * reach) ** 2))
-            height = min(height, sole_level + rise - hip[2] - (root[2] - centre[2]))
-        return height
-
-    def _yielding_strength(self) -> float:
-        """Leg strength over tau_max this step: ECCENTRIC_STRENGTH while the body sinks onto its
-        legs (a landing, the lowering half of a stance), 1 while it rises or stands still,
-        blended over YIELD_SPEED of downward centre-of-mass speed.
-
-        Why: muscles hold more while they are stretched than they can push while shortening
-        (isokinetic eccentric torques exceed concentric ones by 22-60 %; Kreuzer et al. 2022,
-        BMC Sports Sci Med Rehabil 14:13, and the studies they cite).  With one strength for
-        both, tau_max calibrated on the clip's largest torque is set by the landings, so the
-        push-offs used half of it and a tired jump was no lower until its legs had lost half
-        their capacity.  The take-offs are now measured against what legs can push, the landings
-        against what they can hold, and fatigue shows in the push."""
-        sinking = -self.v[2] / (YIELD_SPEED * kin_scale(self.body))
-        return 1.0 + (ECCENTRIC_STRENGTH - 1.0) * smoothstep(sinking)
-
-    def _update_sag(self, r: "RefSample") -> None:
-        """Effort economy in the legs: each tired knee yields to the load it carries like a limb
-        joint does (economy * load * (1/RC^2 - 1), at most MAX_KNEE_GIVE, changing at most
-        MAX_GIVE_RATE), and the body sinks by what the two yields take off the legs' length at
-        the source's knee angle (averaged over both legs).
-
-        Why: the QP's fatigue bounds only bite at the motion's peak loads, so a tired walk stood
-        as tall as a fresh one.  Fatigued muscle is less stiff (leg stiffness drops with fatigue
-        in hopping and running): under the same load a tired knee bends further.  The deeper
-        stance costs the knees more torque, which the fatigue model books; the cap keeps that
-        loop bounded (at MAX_GIVE, 30 degrees, a tired dancer's knee on one leg sank until the
-        leg gave way: unlike an arm, a knee under the body holds more the further it yields).
-        Rests stand tall regardless (see step)."""
-        economy = self.s.effort_economy
-        if self.fatigue is None or economy <= 0.0:
-            return
-        rc = self.fatigue.model.residual_capacity
-        body = self.body
-        step = MAX_GIVE_RATE * self.dt
-        drop = 0.0
-        for k in range(2):
-            dof = body.leg_dofs[k][3]
-            give = min(economy * float(self.load_avg[dof]) * float(fatigue_cost(float(rc[dof]))), MAX_KNEE_GIVE)
-            self._knee_give[k] += min(max(give - self._knee_give[k], -step), step)
-            q = r.joints[self._knee_slots[k]]
-            bend = 2.0 * repeatable.arctan2(abs(q[2]), abs(q[3]))   # either quaternion sign
-            drop += leg_length(body, bend) - leg_length(body, bend + self._knee_give[k])
-        self.sag = 0.5 * drop
-
-    def _limb_give(self, capacity: np.ndarray) -> np.ndarray | None:
-        """Effort economy: how far each tired limb joint yields to the load it holds (radians per
-        limb DoF, against its smoothed applied torque): economy * load * (1/RC^2 - 1), at most
-        MAX_GIVE per joint; MAX_UPRIGHT_GIVE for trunk and neck, which like a knee under the body
-        hold more the further they give (a tired dancer's trunk slumped 30 degrees, then could not
-        carry the slump and folded onto its end of range).
-
-        Why: the fatigue bound alone lets a joint hold any load below RC * tau_max at full
-        accuracy, so a tired arm held out at 10 % effort would never move.  People trade
-        accuracy for effort, and a torque costs more the less capacity is left (the same
-        (tau / (RC tau_max))^2 the legs' QP minimises): nothing when fresh, a little when tired, a
-        lot when exhausted.  The arm drops, the head nods, the chest slumps, and the smaller
-        holding torque lets the joint recover.  The seed's policy learns this trade-off through
-        its stiffness multiplier; here it is a rule."""
-        economy = self.s.effort_economy
-        if economy <= 0.0:
-            return None
-        load = self._limb_torque * self.body.tau_max_inv[self.limbs.dofs]
-        give = -economy * load * fatigue_cost(capacity)
-        k = 0
-        for sph, most in zip(self.limbs.spherical, self._give_caps):
-            width = 3 if sph else 1
-            norm = math.sqrt(give[k:k + width] @ give[k:k + width])
-            if norm > most:
-                give[k:k + width] *= most / norm
-            k += width
-        # A posture sags at the pace of fatigue, not of the motion: the yield moves at most
-        # MAX_GIVE_RATE.  Unlimited, it followed the load of a fast dance and whipped a tired
-        # head and arm 40-60 deg per frame, the whipping itself burning their capacity.
-        step = MAX_GIVE_RATE * self.dt
-        self._give = self._give + np.clip(give - self._give, -step, step)
-        return self._give.copy()
-
     def drive_limbs(self, root_pos, root_quat, root_acc, goal: "RefSample", rate: float) -> np.ndarray:
         """One step of the simulated upper body on the pelvis at (root_pos, root_quat), tracking
         ``goal`` played at ``rate`` under fatigued caps with the effort economy's yield; returns
@@ -757,10 +515,11 @@ class SrbSimulator:
         if self.fatigue is not None:
             capacity = self.fatigue.model.residual_capacity[self.limbs.dofs]
             caps = caps * capacity
-            give = self._limb_give(capacity)
+            give = self.limb_give.yields(self.s.effort_economy, capacity, self.body.tau_max_inv[self.limbs.dofs],
+                                         self.dt)
         applied = self.limbs.step(root_pos, root_quat, root_acc, goal.joints, goal.joint_vel * rate, caps,
                                   self.dt, give)
-        self._limb_torque += (applied - self._limb_torque) * self._limb_blend
+        self.limb_give.book(applied)
         return applied
 
     def _flight_rate(self, phase: float) -> float:
@@ -822,20 +581,20 @@ class SrbSimulator:
         # After the source motion's end there is nothing to carry on with: a rest there lasts
         # until the legs have recovered (the keyed end pose may cost more than standing easy).
         ended = self.phase >= self.ref.duration - 1e-9
-        if self.resting and self._closing is not None:
+        if self.resting and self.closing is not None:
             return                      # a closing step finishes (and settles) before anything else
-        if (self.resting and self._closing is None and not self._closed
+        if (self.resting and self.closing is None and not self._closed
                 and self.time - self._rest_began >= CLOSE_SETTLE
                 and float(self.v @ self.v) < (CLOSE_STILL * kin_scale(self.body)) ** 2):
-            self._closing = self._plan_closing_step(self.ref.sample(self.phase))
-            if self._closing is not None:
+            self.closing = plan_closing_step(self, self.ref.sample(self.phase))
+            if self.closing is not None:
                 self._closed = True
                 return
         if self.resting:
             reason = self.rest_over(float(rc.min()), ended)
             if reason is not None:
                 self.end_rest(reason)
-                self._closing = None
+                self.closing = None
                 if self._stopped:       # a rest it stopped for: go on from where it stands
                     self._continue_from_here(self.ref.sample(self.phase))
             return
@@ -862,7 +621,7 @@ class SrbSimulator:
         if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and allowed:
             self._stopped, self._rest_due, self.stopping = self.stopping, False, False
             self.begin_rest(float(rc.min()))
-            self._closing, self._closed, self._rest_began = None, False, self.time
+            self.closing, self._closed, self._rest_began = None, False, self.time
         elif self.stopping and all(f.stance for f in self.feet):
             self.stopping = False       # down on both feet and no longer due a rest: carry on
 
