@@ -43,6 +43,7 @@ import quadprog
 
 from . import proxy, quat
 from .rotation import cross3
+from .take import Event
 
 CONTROL_RATE = 120.0    # Hz: one QP per control step (at least; a whole number per output frame)
 SUBSTEPS = 2            # PyBullet steps per control step, the torques held between them
@@ -575,7 +576,7 @@ class WholeBody:
         tilt = float(quat.angle_between(root_rot, target.root_rot))
         if not self.fallen and (root_pos[2] - sim.ref.floor < 0.45 * self.standing or tilt > 1.2):
             self.fallen = True
-            sim.events.append({"time": sim.time, "kind": "fall", "frame": int(round(sim.time * 30))})
+            sim.events.append(Event(sim.time, "fall"))
         sim.fallen = sim.fallen or self.fallen
 
     def record(self) -> tuple:

@@ -333,11 +333,11 @@ class FloorFollower:
         weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
         ended = sim.phase >= self.ref.duration - 1e-9
         if sim.resting:
-            reason = sim.rest_over(weakest, ended)
+            reason = sim.rule.rest_over(weakest, ended, sim.time)
             if reason is not None:
-                sim.end_rest(reason)
+                sim.rule.end_rest(reason, sim.time, sim.phase)
             return
-        sim.tempo = sim.tempo_for(weakest)
+        sim.rule.tempo = sim.rule.tempo_for(weakest)
         restful = bool(self.restful[self.ref.frame(sim.phase)])
-        if weakest < s.rest_rc and restful and (sim.phase >= sim._no_rest_before or ended):
-            sim.begin_rest(weakest)
+        if weakest < s.rest_rc and restful and sim.rule.may_rest(sim.phase, ended):
+            sim.rule.begin_rest(weakest, sim.time)

@@ -24,7 +24,7 @@ from .limbs import LimbSimulator
 from .policy import CONTROL_RATE
 from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
-from .take import Take
+from .take import Event, Take
 
 MODES = ("srb", "torque")
 LIMB_MIN_RATE = 120.0         # Hz
@@ -204,9 +204,9 @@ def simulate(
             advance()
         frames.append(_record(sim, ref, floor_work, whole))
         if sim.phase < ref.duration - 1e-9 and not sim.fallen:
-            sim.events.append({"time": sim.time, "kind": "stopped",
-                               "reason": f"the take reached {MAX_STRETCH:g}x the source length; the last "
-                                         f"{ref.duration - sim.phase:.1f} s of the source were not played"})
+            sim.events.append(Event(sim.time, "stopped",
+                                    f"the take reached {MAX_STRETCH:g}x the source length; the last "
+                                    f"{ref.duration - sim.phase:.1f} s of the source were not played"))
         wall = _time.perf_counter() - wall0
         take = _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
         take.stats.update(support.shares())    # share of frames held up by each unseen support
@@ -288,7 +288,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
         zeros = np.zeros_like(tl)
         fatigue = {"MA": tl, "MR": 1.0 - tl, "MF": zeros, "TL": tl, "RC": np.ones_like(tl)}
     residual_moment = np.array([f[3] for f in frames])
-    events = [dict(e, frame=int(round(e["time"] * out_fps))) for e in sim.events]
+    events = [e.at(out_fps) for e in sim.events]
     simulated = float(sim.time)
     take = Take(
         mode=("torque" if whole is not None else "srb") if not floor_work else "srb-reference-follow",

@@ -35,6 +35,8 @@ from .rest_steps import (
     put_down, rest_centre, rest_height, step_in,
 )
 from .rotation import cross, cross_rows, matrix_to_quat, mv, quat_matrix
+from .take import Event
+from .tempo import flight_rate, single_support_rate, TempoRule
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 
@@ -45,13 +47,7 @@ MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of
 SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully
 
 
-MAX_FLIGHT_RATE = 3.0      # the source's flight plays at most this much faster when the body lands sooner
 
-
-FLIGHT_RATE_SLACK = 0.05   # ... and only when it lands more than this much sooner (fresh flights keep time)
-
-
-FLIGHT_TIME_SLACK = 0.03   # s: ... and by more than this (near touchdown both times are tiny)
 
 
 LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the source's orientation this fast
@@ -59,8 +55,6 @@ LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the so
 
 LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the body drifts back onto the source's path this fast
 
-
-CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 
 
 REST_WAIT = 1.0          # s a tired body waits for a restful moment before resting where it can
@@ -142,8 +136,6 @@ class SrbSimulator:
         self.dt = 1.0 / self.s.rate
         self.time = 0.0
         self.phase = 0.0
-        self.tempo = 1.0
-        self.resting = False
         self.p = ref.com[0].copy()
         self.v = ref.com_vel[0].copy()
         self.q = ref.rot[0].copy()
@@ -160,10 +152,10 @@ class SrbSimulator:
         # (see effort.yielding_strength), 1 everywhere else.
         self.strength_factor = np.ones(n)
         self._load_blend = min(1.0, self.dt / 0.5)
-        self.events: list[dict] = []
+        self.events: list[Event] = []
+        self.rule = TempoRule(self.s, self.events)   # tempo and rests (shared with floor work)
         self.fallen = False
         self.residual_moment = np.zeros(3)
-        self._rest_best, self._rest_best_time, self._no_rest_before = 0.0, 0.0, 0.0
         self._rest_wanted = None    # time the legs first needed a rest that has not come yet
         self._rest_due = False      # the legs need a rest now and the motion offers none: make one
         self._sinking = 0.0         # m: how far the body has stayed below its target on its feet (smoothed)
@@ -201,6 +193,15 @@ class SrbSimulator:
         self.velocity_adjust = np.zeros(2)
         self.steps = 0
 
+    @property
+    def tempo(self) -> float:
+        """The tempo rule's phase rate while moving."""
+        return self.rule.tempo
+
+    @property
+    def resting(self) -> bool:
+        return self.rule.resting
+
     # -- one step ----------------------------------------------------------------------------
     def step(self) -> None:
         ref, s, body = self.ref, self.s, self.body
@@ -227,17 +228,18 @@ class SrbSimulator:
             # kick that lost its balance): the body stops where it is and puts its free foot down.
             self.stopping = True
             self._continue_from_here(r)
-            self.events.append({"time": self.time, "frame": int(round(self.time * 30)), "kind": "halt"})
+            self.events.append(Event(self.time, "halt"))
         rate = 0.0 if (holding or ((self.resting or self.stopping) and not still)) else (self.tempo if moving else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
-            rate = self._flight_rate(phase)
+            rate, sped = flight_rate(ref, phase, self.p, self.v, self.com_target)
+            self._flight_sped = self._flight_sped or sped
         launching = 0.0 < rate < 1.0 and bool(ref.ballistic[frame])
         economy = s.effort_economy
         if self.fatigue is not None and economy > 0.0:
             self.sag = self.knees.sag(body, economy, self.load_avg, self.fatigue.model.residual_capacity, r.joints,
                                       self.dt)
         p_r = self.com_target(r)
-        # Where gravity keeps the clock (see _single_support_rate: a run's stances, a dance's falls
+        # Where gravity keeps the clock (see tempo.single_support_rate: a run's stances, a dance's falls
         # onto the next step) a tired body shortens its strides instead: it aims for the slowed
         # share of the source's ground speed, and the ground it does not cover accumulates as
         # ``lag``.  A flight keeps the pace it took off with.  Fresh, the stride is always 1.
@@ -248,7 +250,8 @@ class SrbSimulator:
             self.stride = self._takeoff_pace = rate
             rate = 1.0
         elif 0.0 < rate < 1.0 and standing_on == 1:
-            slowed = self._single_support_rate(rate, p_r, r.com_vel * rate)
+            slowed = single_support_rate(rate, self.p, self.v, p_r, r.com_vel * rate, ref.floor,
+                                         kin_scale(body))
             self.stride = rate / slowed
             self._takeoff_pace = rate       # stride x clock: the tempo's share of the source's speed
             rate = slowed
@@ -336,7 +339,7 @@ class SrbSimulator:
                                     foot.land_phase - phase < s.early_landing_window):
                     foot.stance = True
                     if contact_r[k] and in_flight and self._flight_sped:
-                        # A flight played faster (see _flight_rate) lands with the source: from
+                        # A flight played faster (see tempo.flight_rate) lands with the source: from
                         # where the body came down, like an early landing.
                         jump_to = max(jump_to or 0.0, phase)
                     if not contact_r[k]:
@@ -456,7 +459,7 @@ class SrbSimulator:
             self._next_sample, self._next_sample_phase = nxt, next_phase
             sped = rate > 1.0 and not r.contact.any()
             if sped:
-                # A flight played faster (see _flight_rate) does not spin faster: the body turns
+                # A flight played faster (see tempo.flight_rate) does not spin faster: the body turns
                 # at the source's rate and keeps the difference as a turn, handled at landing.
                 self.q = quat.normalize(quat.multiply(quat.from_rotvec(r.ang_vel * self.dt), self.q))
                 self.turn = quat.normalize(quat.multiply(self.q, quat.conjugate(nxt.rot)))
@@ -522,48 +525,6 @@ class SrbSimulator:
         self.limb_give.book(applied)
         return applied
 
-    def _flight_rate(self, phase: float) -> float:
-        """Phase rate in the air: 1, or faster when the body will land sooner than the source
-        (a lower, shorter flight), so that the source's landing pose arrives when the body lands.
-
-        Why: a tired flight is lower, hence shorter; played at full rate the legs were still in
-        mid-flight pose at touchdown and snapped into the landing pose (phase skipped ahead,
-        knees and hips turning up to 70 deg in one frame).  Marks the flight as sped up, so that
-        its landing is handled like an early one."""
-        ref = self.ref
-        land = min((t for t in (ref.next_contact_start(k, phase) for k in range(2)) if t is not None),
-                   default=None)
-        if land is None or land <= phase:
-            return 1.0
-        drop = self.p[2] - self.com_target(ref.sample(land))[2]
-        vz = self.v[2]
-        if drop <= 0.0 and vz <= 0.0 and land - phase > FLIGHT_TIME_SLACK:
-            self._flight_sped = True
-            return MAX_FLIGHT_RATE
-        body_left = (vz + math.sqrt(max(vz * vz + 2.0 * 9.81 * drop, 0.0))) / 9.81
-        source_left = land - phase
-        if body_left <= 0.0 or source_left <= (1.0 + FLIGHT_RATE_SLACK) * body_left + FLIGHT_TIME_SLACK:
-            return 1.0
-        self._flight_sped = True
-        return min(source_left / body_left, MAX_FLIGHT_RATE)
-
-    def _single_support_rate(self, tempo: float, p_r: np.ndarray, v_r: np.ndarray) -> float:
-        """Phase rate on one foot: the tempo while the body keeps up with the slowed motion, rising
-        to 1 as its capture point (where it would come to rest, x + v/omega) runs ahead of the
-        slowed reference's.
-
-        Why: a slowed weight shift or hold is still balanced, but when the source motion lets the
-        body fall onto the next step (dancing, turning), gravity sets that clock: a slow-motion
-        swing foot would land after the body had fallen past it.  A steady slowed walk or run keeps
-        up (the feet land closer) and stays slow.  A tired character slows its holds, steps and
-        strides, not its falls."""
-        scale = kin_scale(self.body)
-        height = max(self.p[2] - self.ref.floor, 0.3 * scale)
-        root = math.sqrt(height / 9.81)
-        d = (self.p[:2] - p_r[:2]) + (self.v[:2] - v_r[:2]) * root
-        ahead = math.sqrt(d @ d) - CAPTURE_SLACK * scale
-        return tempo + (1.0 - tempo) * min(max(ahead / (CAPTURE_SLACK * scale), 0.0), 1.0)
-
     def _update_tempo(self) -> None:
         """Tempo rule: slow down as the loaded leg DoFs lose capacity; rest when they cannot
         carry the motion, resume when every leg DoF has recovered or recovery has stalled."""
@@ -591,14 +552,14 @@ class SrbSimulator:
                 self._closed = True
                 return
         if self.resting:
-            reason = self.rest_over(float(rc.min()), ended)
+            reason = self.rule.rest_over(float(rc.min()), ended, self.time)
             if reason is not None:
-                self.end_rest(reason)
+                self.rule.end_rest(reason, self.time, self.phase)
                 self.closing = None
                 if self._stopped:       # a rest it stopped for: go on from where it stands
                     self._continue_from_here(self.ref.sample(self.phase))
             return
-        self.tempo = self.tempo_for(rc_eff)
+        self.rule.tempo = self.rule.tempo_for(rc_eff)
         # Rest where a person would: both feet down, upright, hips over the feet (until then the
         # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
         # motion that never offers such a moment would otherwise carry the body until it falls.
@@ -615,49 +576,17 @@ class SrbSimulator:
         elif self._rest_wanted is None:
             self._rest_wanted = self.time
         waited = self._rest_wanted is not None and self.time - self._rest_wanted >= REST_WAIT
-        allowed = self.phase >= self._no_rest_before or ended
+        allowed = self.rule.may_rest(self.phase, ended)
         self._rest_due = rc_eff < s.rest_rc and (rc_eff < s.exhausted_rc or waited) and allowed
         restful = bool(self.ref.restful[self.ref.frame(self.phase)]) or rc_eff < s.exhausted_rc or waited
         if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and allowed:
             self._stopped, self._rest_due, self.stopping = self.stopping, False, False
-            self.begin_rest(float(rc.min()))
+            self.rule.begin_rest(float(rc.min()), self.time)
             self.closing, self._closed, self._rest_began = None, False, self.time
         elif self.stopping and all(f.stance for f in self.feet):
             self.stopping = False       # down on both feet and no longer due a rest: carry on
 
     # -- the tempo rule's parts (shared with floor work, runtime.floor.FloorFollower) -----------
-    def tempo_for(self, capacity: float) -> float:
-        """Phase rate for the weakest loaded joint's residual ``capacity``: full above
-        full_tempo_rc, down to min_tempo towards rest_rc."""
-        s = self.s
-        return min(max((capacity - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo), 1.0)
-
-    def begin_rest(self, capacity: float) -> None:
-        """Start a rest (event "rest"); ``capacity``: the weakest joint's now, to measure recovery by."""
-        self.resting = True
-        self._rest_best, self._rest_best_time = capacity, self.time
-        self.events.append({"time": self.time, "frame": int(round(self.time * 30)), "kind": "rest"})
-
-    def rest_over(self, capacity: float, ended: bool) -> str | None:
-        """While resting: why the rest ends now, given the weakest joint's ``capacity``:
-        "recovered" (back above resume_rc) or "recovery stalled" (no gain for rest_stall: standing
-        costs what recovery gives back; not after the source has ended); None to rest on."""
-        s = self.s
-        if capacity > self._rest_best + 0.01:
-            self._rest_best, self._rest_best_time = capacity, self.time
-        if capacity >= s.resume_rc:
-            return "recovered"
-        if self.time - self._rest_best_time > s.rest_stall and not ended:
-            return "recovery stalled"
-        return None
-
-    def end_rest(self, reason: str) -> None:
-        """Carry on (event "resume"), slowly; rest again only after some of the motion."""
-        self.resting = False
-        self._no_rest_before = self.phase + self.s.min_motion_between_rests
-        self.events.append({"time": self.time, "frame": int(round(self.time * 30)), "kind": "resume",
-                            "reason": reason})
-
     def _check_fall(self, q_r) -> None:
         """Fallen: the COM sank below 45 % of its standing height; or it stayed further from every
         foot on the ground than the clip itself ever goes (plus a margin) for LOST_BALANCE_TIME,
@@ -675,7 +604,7 @@ class SrbSimulator:
         lost = self._off_balance >= LOST_BALANCE_TIME
         if height < 0.45 * self.ref.standing_com or tilted or lost:
             self.fallen = True
-            self.events.append({"time": self.time, "kind": "fall", "frame": int(round(self.time * 30))})
+            self.events.append(Event(self.time, "fall"))
 
     # -- output ------------------------------------------------------------------------------
     def state(self) -> tuple:

@@ -14,6 +14,24 @@ import numpy as np
 from .clip import Clip
 
 FATIGUE_FIELDS = ("MA", "MR", "MF", "TL", "RC")
+EVENT_KINDS = ("rest", "resume", "halt", "fall", "stopped")
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the simulated body did, ``time`` seconds into the take: one of EVENT_KINDS, with
+    the reason for a resume or a stop.  Simulators record these; the Take holds them as dicts
+    (``at``) with the output frame they fall on, computed here and nowhere else."""
+    time: float
+    kind: str
+    reason: str | None = None
+
+    def at(self, fps: float) -> dict:
+        """The Take's record of this event at ``fps`` output frames per second."""
+        out = {"time": self.time, "kind": self.kind, "frame": int(round(self.time * fps))}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
 
 
 @dataclass
@@ -29,7 +47,7 @@ class Take:
     com: np.ndarray                  # (T, 3) simulated centre of mass
     tau_max: np.ndarray | None = None  # (DoF,) strength the fatigue bounds scaled
     strength: np.ndarray | None = None  # (T, DoF) N*m, that strength at each frame: tau_max, more for legs lowering the body
-    events: list[dict] = field(default_factory=list)   # {"frame", "kind": "rest"|"resume"|"halt"|"fall"|"stopped", ...}
+    events: list[dict] = field(default_factory=list)   # Event.at(fps): {"time", "kind", "frame", "reason"?}
     notes: dict[str, str] = field(default_factory=dict)
     stats: dict[str, float] = field(default_factory=dict)
 
