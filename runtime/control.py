@@ -35,15 +35,15 @@ applied at the base's current origin (a 1 cm lever visibly spins the light pelvi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
 import quadprog
 
-from . import proxy, quat
+from . import pose_output, proxy, quat
 from .rotation import cross3
-from .take import Event
+from .take import BodyPose, Event
 
 CONTROL_RATE = 120.0    # Hz: one QP per control step (at least; a whole number per output frame)
 SUBSTEPS = 2            # PyBullet steps per control step, the torques held between them
@@ -502,9 +502,9 @@ class WholeBody:
     def _pose(self):
         """The full-body pose of the SRB at its target (not at its integrated state, which is
         the articulated body's own plus one step: no correction in it)."""
-        state = list(self.sim.state())
-        state[1] = self.sim.p_target
-        return self.sim.pose(tuple(state))
+        sim = self.sim
+        limb_slots = sim.limbs.joint_slots if sim.limbs is not None else None
+        return pose_output.pose(sim.ref, sim.body, replace(sim.state(), com=sim.p_target), limb_slots)
 
     def _target(self) -> Target:
         root_pos, root_rot, joints = self._pose()
@@ -579,8 +579,7 @@ class WholeBody:
             sim.events.append(Event(sim.time, "fall"))
         sim.fallen = sim.fallen or self.fallen
 
-    def record(self) -> tuple:
-        """The articulated body's pose and what it did, for one output frame."""
+    def record(self) -> BodyPose:
+        """The articulated body's pose, for one output frame."""
         root_pos, root_rot, joints, _ = self.art.state()
-        return (self.sim.phase, root_pos, root_rot, joints, self.torque.copy(), self.residual.copy(),
-                self.contacts.copy(), self.com.copy())
+        return BodyPose(root_pos, root_rot, joints, self.contacts.copy(), self.com.copy())

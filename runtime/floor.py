@@ -27,6 +27,8 @@ import quadprog
 
 from . import kinematics, lowpass, proxy, quat
 from .clip import REVOLUTE_AXIS
+from .pose_output import SimState
+from .tempo import TempoRule
 
 GRAVITY = 9.81
 FLOOR_WORK_FRACTION = 0.05  # contact other than the feet (or a seat) in more than this share of frames
@@ -290,54 +292,78 @@ def calibrated_strength(default: np.ndarray, loads: np.ndarray) -> np.ndarray:
     return np.maximum(default, STRENGTH_MARGIN * peak)
 
 
-class FloorFollower:
-    """Steps an SrbSimulator through floor work: pelvis and pose on the reference, the static
-    joint torques of each pose booked, and SRB mode's tempo and rests driven by whichever joints
-    carry the load (not only the legs)."""
+class FloorSimulator:
+    """Floor work's simulator: pelvis and pose on the reference, the static joint torques of each
+    pose booked, and the tempo rule (tempo.TempoRule) driven by whichever joints carry the load
+    (not only the legs).  It records the same state and events as runtime.srb.SrbSimulator, so
+    runtime.simulate records either alike."""
 
-    def __init__(self, sim, ref, loads: np.ndarray):
-        self.sim, self.ref = sim, ref
-        self.loads = loads              # static_torques of the reference, per frame
+    def __init__(self, ref, body, loads: np.ndarray, fatigue=None, settings=None):
+        from .srb import SrbSettings
+
+        self.ref, self.body = ref, body
+        self.fatigue = fatigue              # runtime.schedule.ScheduledModel or None
+        self.s = settings or SrbSettings()
+        self.loads = loads                  # static_torques of the reference, per frame
         # Where resting helps: a pose that costs every joint little (lying, sitting).  Held on
         # all fours the tired arms and trunk kept their load and never recovered: a crawl that
         # stopped to rest stood still, then went on, every 2 s.  Elsewhere the motion only slows.
-        self.restful = (loads / sim.body.tau_max).max(axis=1) < RESTFUL_LOAD
+        self.restful = (loads / body.tau_max).max(axis=1) < RESTFUL_LOAD
+        self.dt = 1.0 / self.s.rate
+        self.time = 0.0
+        self.phase = 0.0
+        self.p = ref.com[0].copy()
+        self.q = ref.rot[0].copy()
+        self.stance = np.array([bool(c) for c in ref.contact[0]])
+        n = len(body.tau_max)
+        self.torque = np.zeros(n)
+        self.load_avg = np.zeros(n)
+        self.load_blend = min(1.0, self.dt / 0.5)
+        self.strength_factor = np.ones(n)   # no eccentric strength: nothing is simulated to sink
+        self.residual_moment = np.zeros(3)
+        self.lag = np.zeros(3)
+        self.limbs = None
+        self.fallen = False
+        self.need_torques = True
+        self.events: list = []
+        self.rule = TempoRule(self.s, self.events)
 
     def step(self) -> None:
-        sim, ref = self.sim, self.ref
-        rate = 0.0 if sim.resting else sim.tempo
-        sim.phase = min(sim.phase + rate * sim.dt, ref.duration)
-        r = ref.sample(sim.phase)
-        sim.p = r.com.copy()
-        sim.v = r.com_vel.copy()
-        sim.q = r.rot.copy()
-        for k, foot in enumerate(sim.feet):
-            foot.stance = bool(r.contact[k])
-            foot.offset = np.zeros(3)
-        torque = self.loads[ref.frame(sim.phase)]
-        if sim.fatigue is not None:
-            torque = sim.fatigue.step_torque(torque, sim.body.tau_max, sim.time, sim.dt)
-            sim.load_avg += (np.minimum(torque / sim.body.tau_max, 1.0) - sim.load_avg) * sim._load_blend
+        ref, rule = self.ref, self.rule
+        rate = 0.0 if rule.resting else rule.tempo
+        self.phase = min(self.phase + rate * self.dt, ref.duration)
+        r = ref.sample(self.phase)
+        self.p = r.com.copy()
+        self.q = r.rot.copy()
+        self.stance = np.array([bool(c) for c in r.contact])
+        torque = self.loads[ref.frame(self.phase)]
+        if self.fatigue is not None:
+            torque = self.fatigue.step_torque(torque, self.body.tau_max, self.time, self.dt)
+            self.load_avg += (np.minimum(torque / self.body.tau_max, 1.0) - self.load_avg) * self.load_blend
             self._update_tempo()
-        sim.torque = torque
-        sim.time += sim.dt
+        self.torque = torque
+        self.time += self.dt
 
     def _update_tempo(self) -> None:
-        """SRB mode's tempo rule (srb.SrbSimulator.tempo_for, begin_rest, rest_over, end_rest) on
-        every joint that carries load: slow down as they tire; when they cannot go on, rest at the
-        next pose that costs little (``restful``); resume once every loaded joint is back above
-        resume_rc or recovery has stalled."""
-        sim, s = self.sim, self.sim.s
-        rc = sim.fatigue.model.residual_capacity
-        loaded = sim.load_avg > 0.02
+        """The tempo rule on every joint that carries load: slow down as they tire; when they
+        cannot go on, rest at the next pose that costs little (``restful``); resume once every
+        loaded joint is back above resume_rc or recovery has stalled."""
+        rule = self.rule
+        rc = self.fatigue.model.residual_capacity
+        loaded = self.load_avg > 0.02
         weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
-        ended = sim.phase >= self.ref.duration - 1e-9
-        if sim.resting:
-            reason = sim.rule.rest_over(weakest, ended, sim.time)
+        ended = self.phase >= self.ref.duration - 1e-9
+        if rule.resting:
+            reason = rule.rest_over(weakest, ended, self.time)
             if reason is not None:
-                sim.rule.end_rest(reason, sim.time, sim.phase)
+                rule.end_rest(reason, self.time, self.phase)
             return
-        sim.rule.tempo = sim.rule.tempo_for(weakest)
-        restful = bool(self.restful[self.ref.frame(sim.phase)])
-        if weakest < s.rest_rc and restful and sim.rule.may_rest(sim.phase, ended):
-            sim.rule.begin_rest(weakest, sim.time)
+        rule.tempo = rule.tempo_for(weakest)
+        restful = bool(self.restful[self.ref.frame(self.phase)])
+        if weakest < self.s.rest_rc and restful and rule.may_rest(self.phase, ended):
+            rule.begin_rest(weakest, self.time)
+
+    def state(self) -> SimState:
+        """The pose's state (pose_output.SimState): the reference's at the current phase."""
+        return SimState(self.phase, self.p.copy(), self.q.copy(), np.zeros((2, 3)), self.stance.copy(),
+                        self.rule.resting, None, 0.0)

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import control, floor, kinematics, proxy, quat, srb
+from . import control, floor, kinematics, pose_output, proxy, quat, srb
 from .body import Body, body_from_proxy, kin_scale
 from .calibration import calibrate_tau_max
 from .effort import ECCENTRIC_STRENGTH
@@ -24,7 +24,7 @@ from .limbs import LimbSimulator
 from .policy import CONTROL_RATE
 from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
-from .take import Event, Take
+from .take import FATIGUE_FIELDS, Event, Take, TakeFrame
 
 MODES = ("srb", "torque")
 LIMB_MIN_RATE = 120.0         # Hz
@@ -123,9 +123,12 @@ def simulate(
     if simulate_limbs and not torque_mode and not floor_work:
         limbs = LimbSimulator(height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
-    sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
+    if floor_work:
+        sim = floor.FloorSimulator(ref, body, floor_loads, model, settings)
+    else:
+        sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
+        attach_policy(sim, policy)
     sim.need_torques = False
-    attach_policy(sim, policy)
     whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
@@ -166,17 +169,8 @@ def simulate(
     try:
         max_time = MAX_STRETCH * ref.duration + hold + 1.0
 
-        follower = floor.FloorFollower(sim, ref, floor_loads) if floor_work else None
-
-        def advance() -> None:
-            if follower is not None:
-                follower.step()
-            elif whole is not None:
-                whole.step()
-            else:
-                sim.step()
-
-        frames: list[tuple] = []
+        advance = whole.step if whole is not None else sim.step
+        frames: list[TakeFrame] = []
         next_out = 0.0
         last_report = -1
         end_time = None
@@ -187,7 +181,7 @@ def simulate(
             if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
                 break
             if sim.time >= next_out - 1e-9:
-                frames.append(_record(sim, ref, floor_work, whole))
+                frames.append(_record(sim, whole))
                 next_out += 1.0 / out_fps
             # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
             sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
@@ -202,7 +196,7 @@ def simulate(
         # (it was recorded whenever the source ran out, up to a frame early).
         while not sim.fallen and sim.time < next_out - 1e-9 and frames:
             advance()
-        frames.append(_record(sim, ref, floor_work, whole))
+        frames.append(_record(sim, whole))
         if sim.phase < ref.duration - 1e-9 and not sim.fallen:
             sim.events.append(Event(sim.time, "stopped",
                                     f"the take reached {MAX_STRETCH:g}x the source length; the last "
@@ -249,45 +243,47 @@ def _calibrate(clip: Clip, source: Clip, ref: Reference, body: Body, settings, h
             limbs.close()
 
 
-def _record(sim: srb.SrbSimulator, ref: Reference, floor_work: bool, whole=None) -> tuple:
+def _record(sim, whole=None) -> TakeFrame:
+    """The TakeFrame of now: ``sim`` an SrbSimulator or floor.FloorSimulator, ``whole`` the
+    articulated body of torque mode (None: none)."""
     model = sim.fatigue.model if sim.fatigue is not None else None
     fatigue = model.snapshot() if model is not None else None
     if whole is not None:
-        return (whole.record(), whole.torque.copy(), fatigue, whole.residual[3:].copy(), whole.residual[:3].copy(),
-                sim.strength_factor.copy())
-    return (sim.state(), sim.torque.copy(), fatigue, sim.residual_moment.copy(), np.zeros(3),
-            sim.strength_factor.copy())
+        pose = whole.record()
+        return TakeFrame(sim.phase, pose.com, whole.torque.copy(), fatigue, whole.residual[3:].copy(),
+                         whole.residual[:3].copy(), sim.strength_factor.copy(), pose=pose)
+    state = sim.state()
+    return TakeFrame(state.phase, state.com, sim.torque.copy(), fatigue, sim.residual_moment.copy(), np.zeros(3),
+                     sim.strength_factor.copy(), state=state)
 
 
 def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole=None) -> Take:
-    states = [f[0] for f in frames]
-    phase = np.array([st[0] for st in states])
+    phase = np.array([f.phase for f in frames])
     if whole is not None:
-        root_pos = np.array([st[1] for st in states])
-        root_rot = np.array([st[2] for st in states])
-        joints = np.array([st[3] for st in states])
-        contacts = np.array([st[6] for st in states], dtype=bool)
+        root_pos = np.array([f.pose.root_pos for f in frames])
+        root_rot = np.array([f.pose.root_rot for f in frames])
+        joints = np.array([f.pose.joints for f in frames])
+        contacts = np.array([f.pose.contacts for f in frames], dtype=bool)
     elif floor_work:
         root_pos, root_rot, joints = ref.clip.sample_many(phase)
         contacts = np.array([ref.sample(ph).contact for ph in phase], dtype=bool)
-        if sim.limbs is not None:
-            joints[:, sim.limbs.joint_slots] = np.array([st[6] for st in states])
     else:
-        root_pos, root_rot, joints, contacts = sim.poses(states)
+        limb_slots = sim.limbs.joint_slots if sim.limbs is not None else None
+        root_pos, root_rot, joints, contacts = pose_output.poses(ref, sim.body, [f.state for f in frames], limb_slots)
     clip = Clip(
         name=f"{source.name}.fatigued", fps=out_fps, root_pos=root_pos,
         root_rot=quat.make_continuous(root_rot), joint_rots=quat.make_continuous(joints), loop=False,
     )
-    com = np.array([st[7] if whole is not None else st[1] for st in states])
-    torque = np.array([f[1] for f in frames])
-    strength = np.array([f[5] for f in frames]) * sim.body.tau_max
+    com = np.array([f.com for f in frames])
+    torque = np.array([f.torque for f in frames])
+    strength = np.array([f.strength_factor for f in frames]) * sim.body.tau_max
     if model is not None:
-        fatigue = {k: np.array([f[2][k] for f in frames]) for k in ("MA", "MR", "MF", "TL", "RC")}
+        fatigue = {k: np.array([f.fatigue[k] for f in frames]) for k in FATIGUE_FIELDS}
     else:
         tl = np.minimum(np.abs(torque) / strength, 1.0)
         zeros = np.zeros_like(tl)
         fatigue = {"MA": tl, "MR": 1.0 - tl, "MF": zeros, "TL": tl, "RC": np.ones_like(tl)}
-    residual_moment = np.array([f[3] for f in frames])
+    residual_moment = np.array([f.residual_moment for f in frames])
     events = [e.at(out_fps) for e in sim.events]
     simulated = float(sim.time)
     take = Take(
@@ -298,7 +294,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
         fatigue=fatigue,
         torque=torque,
         contacts=contacts,
-        residual_force=np.array([f[4] for f in frames]),
+        residual_force=np.array([f.residual_force for f in frames]),
         com=com,
         events=events,
         notes=notes,

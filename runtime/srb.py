@@ -24,17 +24,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import proxy, quat, repeatable
+from . import proxy, quat
 from .body import Body, GRAVITY, kin_scale, SIDES
 from .contact_qp import QpSettings, solve_contact_forces
 from .effort import KneeSag, leg_effort, LimbGive, smoothstep, yielding_strength
-from .legs import flatten_foot, leg_ik, leg_ik_one, pivot_on_toes, stance_leg_rows, TOE_PIVOT_REACH
+from .legs import flatten_foot, stance_leg_rows
 from .reference import Reference, RefSample
 from .rest_steps import (
     CLOSE_SETTLE, CLOSE_SHIFT_TIME, CLOSE_STILL, closing_target, ClosingStep, plan_closing_step,
     put_down, rest_centre, rest_height, step_in,
 )
-from .rotation import cross, cross_rows, matrix_to_quat, mv, quat_matrix
+from .pose_output import SimState
+from .rotation import cross, cross_rows, matrix_to_quat, quat_matrix
 from .take import Event
 from .tempo import flight_rate, single_support_rate, TempoRule
 
@@ -179,7 +180,6 @@ class SrbSimulator:
         self.sag = 0.0              # m: how far the COM target sits below the source's (tired knees)
         names = [j.name for j in proxy.DEFAULT_JOINTS]
         self.knees = KneeSag([names.index(f"{side}_knee") for side in SIDES])
-        self._leg_slots = [[names.index(f"{side}_{n}") for n in ("hip", "knee", "ankle")] for side in SIDES]
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self.books_fatigue = True   # False: another simulator applies the torques and books them
@@ -607,90 +607,8 @@ class SrbSimulator:
             self.events.append(Event(self.time, "fall"))
 
     # -- output ------------------------------------------------------------------------------
-    def state(self) -> tuple:
-        """What the full-body pose needs, cheap to take every output frame."""
+    def state(self) -> SimState:
+        """What the full-body pose needs (pose_output.poses), cheap to take every output frame."""
         limbs = self.limbs.joint_rotations() if self.limbs is not None else None
-        return (self.phase, self.p.copy(), self.q.copy(), np.array([f.offset for f in self.feet]),
-                np.array([f.stance for f in self.feet]), self.resting, limbs, self.sag)
-
-    def pose(self, state: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """poses() of one state (root position, rotation, joint rotations), on Python floats."""
-        ref, body = self.ref, self.body
-        phase, p, q, offsets, stance, resting, limbs, sag = state
-        _, _, joints = ref.clip.sample(phase)
-        joints = joints.copy()
-        if limbs is not None:
-            joints[self.limbs.joint_slots] = limbs
-        r = ref.sample(phase)
-        R = quat_matrix(q)
-        root_rot = np.array(quat.multiply4(q.tolist(), r.root_rel.tolist()))
-        root_R = quat_matrix(root_rot)
-        root_pos = p + R @ r.root_offset
-        ankles = r.ankle + offsets
-        sole_level = ref.floor - body.sole_drop
-        for k in range(2):
-            ankle = ankles[k]
-            if not stance[k]:
-                ankle[2] = max(float(ankle[2] + p[2] - (r.com[2] - sag)), sole_level)
-            foot_R = quat_matrix(r.foot_rot[k])
-            if resting:                 # flat, on the floor or stepping in (see _step_in)
-                foot_R = flatten_foot(foot_R)
-            if resting and stance[k]:
-                ankle[2] = sole_level
-            if stance[k] or resting:    # (a rest's closing step from a wide stance: toes first)
-                ankle, foot_R = pivot_on_toes(body, root_pos + root_R @ body.hip[k], ankle, foot_R)
-            hi, ki, ai = self._leg_slots[k]
-            q_hip, knee, q_ankle = leg_ik_one(body, k, root_pos, root_R, joints[hi], ankle, foot_R)
-            joints[hi] = q_hip
-            joints[ki] = (0.0, 0.0, math.sin(0.5 * knee), math.cos(0.5 * knee))
-            joints[ai] = q_ankle
-        return root_pos, root_rot, joints
-
-    def poses(self, states: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Full-body poses for recorded states: root positions (N, 3), rotations (N, 4), joint
-        rotations (N, J, 4), foot contacts (N, 2).
-
-        Trunk, arms and neck come from the reference at each phase (or the simulated limbs); the
-        pelvis from the SRB with the reference's pelvis-to-COM offset; the legs by IK onto the
-        simulated feet.  All frames at once (numpy over frames)."""
-        ref, body = self.ref, self.body
-        phases = np.array([st[0] for st in states])
-        p = np.array([st[1] for st in states])
-        q = np.array([st[2] for st in states])
-        at = ref.samples(phases)
-        ankles = np.array([st[3] for st in states]) + at.ankle
-        contacts = np.array([st[4] for st in states], dtype=bool)
-        resting = np.array([st[5] for st in states], dtype=bool)
-        sag = np.array([st[7] for st in states])
-        _, _, joints = ref.clip.sample_many(phases)
-        if self.limbs is not None:
-            for n, st in enumerate(states):
-                joints[n, self.limbs.joint_slots] = st[6]
-        root_rot = quat.multiply(q, at.root_rel)
-        root_R = quat.to_matrix(root_rot)
-        root_pos = p + mv(quat.to_matrix(q), at.root_offset)
-        sole_level = ref.floor - body.sole_drop
-        for k in range(2):
-            ankle = ankles[:, k]
-            swing = ~contacts[:, k]
-            # A swing foot keeps its height relative to the body; a resting foot stands flat.
-            ankle[swing, 2] = np.maximum(ankle[swing, 2] + p[swing, 2] - (at.com[swing, 2] - sag[swing]),
-                                         sole_level)
-            foot_R = quat.to_matrix(at.foot_rot[:, k])
-            flat = resting & contacts[:, k]
-            for n in np.flatnonzero(resting):     # flat, on the floor or stepping in (see _step_in)
-                foot_R[n] = flatten_foot(foot_R[n])
-            ankle[flat, 2] = sole_level
-            hip = root_pos + mv(root_R, body.hip[k])
-            # (a rest's closing step from a wide stance: toes first)
-            far = (contacts[:, k] | resting) & (np.sqrt(((ankle - hip) ** 2).sum(axis=1))
-                                                > TOE_PIVOT_REACH * (body.thigh + body.shin))
-            for n in np.flatnonzero(far):
-                ankle[n], foot_R[n] = pivot_on_toes(body, hip[n], ankle[n], foot_R[n])
-            hi, ki, ai = self._leg_slots[k]
-            q_hip, knee, q_ankle = leg_ik(body, k, root_pos, root_R, joints[:, hi], ankle, foot_R)
-            joints[:, hi] = q_hip
-            joints[:, ki] = np.stack([np.zeros_like(knee), np.zeros_like(knee),
-                                      repeatable.sin(0.5 * knee), repeatable.cos(0.5 * knee)], axis=-1)
-            joints[:, ai] = q_ankle
-        return root_pos, root_rot, joints, contacts
+        return SimState(self.phase, self.p.copy(), self.q.copy(), np.array([f.offset for f in self.feet]),
+                        np.array([f.stance for f in self.feet]), self.resting, limbs, self.sag)

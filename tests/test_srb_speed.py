@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from runtime import clip as clips
-from runtime import quat, schedule, srb, simulate
+from runtime import pose_output, quat, schedule, srb, simulate
 from runtime import body as srb_body
 from runtime import legs as srb_legs
 from runtime import reference as srb_reference
@@ -161,7 +161,7 @@ def test_batched_pose_helpers_agree_with_the_one_pose_forms():
 
 @pytest.mark.parametrize("name", ["jump", "run"])   # run: stance feet pivot onto their toes
 def test_one_pose_equals_the_batched_poses(name):
-    """Torque mode asks for one full-body pose per step (SrbSimulator.pose, on Python floats); a
+    """Torque mode asks for one full-body pose per step (pose_output.pose, on Python floats); a
     take's frames are assembled all at once (poses, numpy over frames): the same poses."""
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
     from runtime import kinematics, proxy
@@ -174,11 +174,11 @@ def test_one_pose_equals_the_batched_poses(name):
     while sim.phase < ref.duration - 1e-9 and len(states) < 400:
         sim.step()
         states.append(sim.state())
-    assert any(not all(st[4]) for st in states) and any(st[7] > 0 for st in states)   # flights, sag
+    assert any(not all(st.stance) for st in states) and any(st.sag > 0 for st in states)   # flights, sag
     if name == "run":
         states = states[:120]
-    root_pos, root_rot, joints, _ = sim.poses(states)
+    root_pos, root_rot, joints, _ = pose_output.poses(ref, body, states)
     for n in range(0, len(states), 7 if name == "jump" else 1):
-        p, q, j = sim.pose(states[n])
+        p, q, j = pose_output.pose(ref, body, states[n])
         assert np.allclose(p, root_pos[n], atol=1e-12) and np.allclose(q, root_rot[n], atol=1e-12)
         assert np.allclose(j, joints[n], atol=1e-9)
