@@ -20,7 +20,7 @@ residual capacity drops (on the ground only: flights are ballistic), and the cha
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -110,7 +110,19 @@ class SrbSettings:
 
 
 @dataclass
-class _Foot:
+class Footing:
+    """The feet on the ground this step: their sole corners that carry load, their legs' torque
+    rows (when torques are needed), (side, first corner, corner count) per foot, and where each
+    stands (xy, for the fall check)."""
+    corners: list = field(default_factory=list)
+    rows: list = field(default_factory=list)
+    legs: list = field(default_factory=list)
+    ankles_xy: list = field(default_factory=list)
+    count: int = 0
+
+
+@dataclass
+class Foot:
     stance: bool
     offset: np.ndarray            # world shift of this foot from the reference foot
     lift_offset: np.ndarray
@@ -141,7 +153,7 @@ class SrbSimulator:
         self.v = ref.com_vel[0].copy()
         self.q = ref.rot[0].copy()
         self.w = ref.ang_vel[0].copy()
-        self.feet = [_Foot(bool(ref.contact[0, k]), np.zeros(3), np.zeros(3)) for k in range(2)]
+        self.feet = [Foot(bool(ref.contact[0, k]), np.zeros(3), np.zeros(3)) for k in range(2)]
         for k, foot in enumerate(self.feet):
             if not foot.stance:
                 foot.lift_phase = 0.0
@@ -202,18 +214,45 @@ class SrbSimulator:
     def resting(self) -> bool:
         return self.rule.resting
 
-    # -- one step ----------------------------------------------------------------------------
+    # -- one step: named phases, in the order they run ---------------------------------------
     def step(self) -> None:
-        ref, s, body = self.ref, self.s, self.body
+        """One SRB step: the policy's correction, the clock (phase rate, strides), the centre of
+        mass's goal, the feet, the contact forces, the upper body and the fatigue booking, the
+        integration, then the tempo rule and the fall check."""
         if self.controller is not None and self.steps % self.control_every == 0:
             self.controller.control(self)
         self.steps += 1
         phase = self.phase
-        holding = phase >= ref.duration - 1e-9          # past the end: hold the last pose still
-        r = self._next_sample if self._next_sample_phase == phase else ref.sample(phase)
+        r = self._next_sample if self._next_sample_phase == phase else self.ref.sample(phase)
         # Tempo is a choice a tired body makes with a foot on the ground; a flight is ballistic
         # and takes the time gravity gives it (a slowed flight would fall far below the arc).
         in_flight = not any(f.stance for f in self.feet)   # (feet touching down now land together)
+        rate, launching = self._phase_rate(r, phase, in_flight)
+        self._update_sag(r)
+        p_r = self.com_target(r)
+        rate = self._pace(r, rate, launching, p_r)
+        p_r, v_r, acc_des, moment_des, R = self._centroidal_goal(r, rate, p_r)
+        root_R = R @ quat_matrix(r.root_rel)
+        root_pos = self.p + R @ r.root_offset
+        footing, jump_to = self._place_feet(r, phase, p_r, v_r, in_flight, root_pos, root_R)
+        self._land(jump_to, footing)
+        torque, strength, forces, total, moment = self._contact_forces(footing, R, acc_des, moment_des)
+        self._drive_and_book(torque, strength, rate, root_pos, root_R)
+        next_phase = self._integrate(total, moment, rate, r, R)
+        self.residual_moment = moment_des - moment
+        self.forces = forces
+        self.time += self.dt
+        self._update_tempo()
+        self.phase = next_phase
+        self._support = footing.ankles_xy
+        self._check_fall(r.rot)
+
+    def _phase_rate(self, r: RefSample, phase: float, in_flight: bool) -> tuple[float, bool]:
+        """The reference clock's rate this step (0 holding the end, resting or stopping; the tempo
+        while moving; a flight's own), and whether the step is a flight's push-off or landing;
+        begins a halt when a rest is due and the motion offers no moment for it."""
+        ref = self.ref
+        holding = phase >= ref.duration - 1e-9          # past the end: hold the last pose still
         # Standing still, a slower clock changes nothing but the take's length (the legs hold the
         # same pose either way): the tempo slows motion only, and a rest postpones motion only
         # (the still source plays on while the body stands easy).  A 60 s idle took 180 s and
@@ -234,24 +273,31 @@ class SrbSimulator:
             rate, sped = flight_rate(ref, phase, self.p, self.v, self.com_target)
             self._flight_sped = self._flight_sped or sped
         launching = 0.0 < rate < 1.0 and bool(ref.ballistic[frame])
-        economy = s.effort_economy
+        return rate, launching
+
+    def _update_sag(self, r: RefSample) -> None:
+        """Tired knees yield under the body (effort.KneeSag): the centre of mass sinks by ``sag``."""
+        economy = self.s.effort_economy
         if self.fatigue is not None and economy > 0.0:
-            self.sag = self.knees.sag(body, economy, self.load_avg, self.fatigue.model.residual_capacity, r.joints,
-                                      self.dt)
-        p_r = self.com_target(r)
-        # Where gravity keeps the clock (see tempo.single_support_rate: a run's stances, a dance's falls
-        # onto the next step) a tired body shortens its strides instead: it aims for the slowed
-        # share of the source's ground speed, and the ground it does not cover accumulates as
-        # ``lag``.  A flight keeps the pace it took off with.  Fresh, the stride is always 1.
+            self.sag = self.knees.sag(self.body, economy, self.load_avg, self.fatigue.model.residual_capacity,
+                                      r.joints, self.dt)
+
+    def _pace(self, r: RefSample, rate: float, launching: bool, p_r: np.ndarray) -> float:
+        """The stride (share of the source's ground speed aimed for) and the clock's final rate.
+
+        Where gravity keeps the clock (see tempo.single_support_rate: a run's stances, a dance's
+        falls onto the next step) a tired body shortens its strides instead: it aims for the
+        slowed share of the source's ground speed, and the ground it does not cover accumulates
+        as ``lag``.  A flight keeps the pace it took off with.  Fresh, the stride is always 1."""
         standing_on = sum(f.stance for f in self.feet)
         if launching:
-            # A push-off or a landing keeps the flight's clock (see _ballistic_stance): the
+            # A push-off or a landing keeps the flight's clock (see reference.ballistic): the
             # tempo shows as shorter strides, and a weaker push makes the flight lower.
             self.stride = self._takeoff_pace = rate
             rate = 1.0
         elif 0.0 < rate < 1.0 and standing_on == 1:
-            slowed = single_support_rate(rate, self.p, self.v, p_r, r.com_vel * rate, ref.floor,
-                                         kin_scale(body))
+            slowed = single_support_rate(rate, self.p, self.v, p_r, r.com_vel * rate, self.ref.floor,
+                                         kin_scale(self.body))
             self.stride = rate / slowed
             self._takeoff_pace = rate       # stride x clock: the tempo's share of the source's speed
             rate = slowed
@@ -262,6 +308,12 @@ class SrbSimulator:
             # source's clock runs at full rate: its target keeps that pace too (at the stance's
             # stride it ran ahead, and the landing pulled the body back up to speed).
             self.stride = self._takeoff_pace
+        return rate
+
+    def _centroidal_goal(self, r: RefSample, rate: float, p_r: np.ndarray):
+        """(COM target, velocity target, desired acceleration, desired moment about the COM, body
+        rotation matrix) this step; a resting body aims for its rest stance instead."""
+        s, body = self.s, self.body
         if self.resting:
             # Rest upright over the feet (nearer the ankles when they are weak): anything else
             # keeps the tired legs loaded.
@@ -288,21 +340,22 @@ class SrbSimulator:
         # Moment: the reference's rate of angular momentum (what its contacts supplied), plus
         # orientation feedback when the rotation is simulated.
         moment_des = r.momentum_rate * (rate * rate) + feedback
+        return p_r, v_r, acc_des, moment_des, R
 
-        contact_r = r.contact
-        root_R = R @ quat_matrix(r.root_rel)
-        root_pos = self.p + R @ r.root_offset
+    def _place_feet(self, r: RefSample, phase: float, p_r, v_r, in_flight: bool, root_pos, root_R):
+        """Lift, carry and put down each foot; the Footing of the feet on the ground, and the
+        phase an early landing jumps the clock to (None: none)."""
+        ref, body = self.ref, self.body
         jump_to = None
-        corner_blocks, row_blocks, legs, support = [], [], [], []
-        n_c = 0
+        footing = Footing()
         for k, foot in enumerate(self.feet):
             ankle_r = r.ankle[k]
             if foot.early:
-                if contact_r[k]:     # the reference has caught up: an ordinary stance from here
+                if r.contact[k]:     # the reference has caught up: an ordinary stance from here
                     foot.early, foot.anchor = False, None
                 else:                # stands where it landed while the reference foot still swings
                     foot.offset = foot.anchor - ankle_r
-            if foot.stance and not contact_r[k] and not (self.resting or self.stopping) and not foot.early:
+            if foot.stance and not r.contact[k] and not (self.resting or self.stopping) and not foot.early:
                 foot.stance = False
                 foot.airborne = False
                 foot.lift_offset = foot.offset.copy()
@@ -318,116 +371,143 @@ class SrbSimulator:
             elif not foot.stance and self.stopping:
                 put_down(self, k, foot, r, ankle_r, p_r)
             elif not foot.stance:
-                target = np.zeros(3)
-                target[:2] = (self.shift[:2] + self.lag[:2] + s.raibert_kp * (self.p[:2] - p_r[:2])
-                              + s.raibert_kv * (self.v[:2] - v_r[:2]))
-                if self.controller is not None:
-                    target[:2] += self.landing_adjust[k]
-                span = max(foot.land_phase - foot.lift_phase, 1e-6)
-                # A foot lifted only for a moment (a tap, a shuffle, a flicker in the source's
-                # contacts) is not a step: it comes down where it was, not at a corrected spot.
-                placed = min(max((span - SHORT_LIFT) / SHORT_LIFT, 0.0), 1.0)
-                if placed < 1.0:
-                    target = foot.lift_offset + placed * (target - foot.lift_offset)
-                blend = smoothstep((phase - foot.lift_phase) / span)
-                foot.offset = (1 - blend) * foot.lift_offset + blend * target
-                # In the air the foot keeps its height relative to the body, not to the world.
-                sole_z = ankle_r[2] + (self.p[2] - p_r[2]) + body.sole_drop
-                touches = sole_z <= ref.floor + self._contact_height
-                foot.airborne = foot.airborne or sole_z > ref.floor + 2.0 * self._contact_height
-                if contact_r[k] or (touches and foot.airborne and self.v[2] < 0 and
-                                    foot.land_phase - phase < s.early_landing_window):
-                    foot.stance = True
-                    if contact_r[k] and in_flight and self._flight_sped:
-                        # A flight played faster (see tempo.flight_rate) lands with the source: from
-                        # where the body came down, like an early landing.
-                        jump_to = max(jump_to or 0.0, phase)
-                    if not contact_r[k]:
-                        if not in_flight and any(f.stance for f in self.feet if f is not foot):
-                            # A swing foot meeting the floor early while the other foot stands
-                            # (a sagging body): it stands there and the clock runs on.  Skipping
-                            # the reference ahead here would speed the whole motion up.
-                            foot.early = True
-                            foot.anchor = ankle_r + foot.offset
-                            foot.anchor[2] = ankle_r[2] + (self.p[2] - p_r[2])
-                            foot.offset = foot.anchor - ankle_r
-                        else:
-                            # Landing from a flight early (a lower, shorter jump): the motion
-                            # goes on from the reference's landing.
-                            jump_to = max(jump_to or 0.0, foot.land_phase)
+                jump_to = self._swing(k, foot, r, phase, ankle_r, p_r, v_r, in_flight, jump_to)
             if foot.stance:
-                foot_R = quat_matrix(r.foot_rot[k])
-                ankle = ankle_r + foot.offset
-                if self.resting:  # a resting foot is flat on the floor
-                    foot_R = flatten_foot(foot_R)
-                    ankle = np.array([ankle[0], ankle[1], ref.floor - body.sole_drop])
-                corners = ankle + body.sole @ foot_R.T
-                heights = (corners[:, 2] - ref.floor).tolist()
-                keep = [i for i, z in enumerate(heights) if z < self._contact_height]
-                if not keep:   # none near the floor: the two lowest corners
-                    zs = corners[:, 2].tolist()
-                    second = sorted(zs)[1]
-                    keep = [i for i, z in enumerate(zs) if z <= second]
-                if len(keep) < len(heights):
-                    corners = corners[keep]
-                corners[:, 2] = ref.floor
-                if self.fatigue is not None or self.need_torques:
-                    row_blocks.append(stance_leg_rows(body, k, root_pos, root_R, ankle, foot_R, corners))
-                legs.append((k, n_c, len(corners)))
-                corner_blocks.append(corners)
-                support.append(ankle[:2])
-                n_c += len(corners)
+                self._stand(k, foot, r, ankle_r, root_pos, root_R, footing)
+        return footing, jump_to
+
+    def _swing(self, k: int, foot: Foot, r: RefSample, phase: float, ankle_r, p_r, v_r, in_flight: bool,
+               jump_to: float | None) -> float | None:
+        """Carry a free foot towards its Raibert-corrected landing spot; land it when the
+        reference does, or early when it meets the floor.  Returns the (updated) phase an early
+        landing from a flight jumps to."""
+        ref, s, body = self.ref, self.s, self.body
+        contact_r = r.contact
+        target = np.zeros(3)
+        target[:2] = (self.shift[:2] + self.lag[:2] + s.raibert_kp * (self.p[:2] - p_r[:2])
+                      + s.raibert_kv * (self.v[:2] - v_r[:2]))
+        if self.controller is not None:
+            target[:2] += self.landing_adjust[k]
+        span = max(foot.land_phase - foot.lift_phase, 1e-6)
+        # A foot lifted only for a moment (a tap, a shuffle, a flicker in the source's
+        # contacts) is not a step: it comes down where it was, not at a corrected spot.
+        placed = min(max((span - SHORT_LIFT) / SHORT_LIFT, 0.0), 1.0)
+        if placed < 1.0:
+            target = foot.lift_offset + placed * (target - foot.lift_offset)
+        blend = smoothstep((phase - foot.lift_phase) / span)
+        foot.offset = (1 - blend) * foot.lift_offset + blend * target
+        # In the air the foot keeps its height relative to the body, not to the world.
+        sole_z = ankle_r[2] + (self.p[2] - p_r[2]) + body.sole_drop
+        touches = sole_z <= ref.floor + self._contact_height
+        foot.airborne = foot.airborne or sole_z > ref.floor + 2.0 * self._contact_height
+        if contact_r[k] or (touches and foot.airborne and self.v[2] < 0 and
+                            foot.land_phase - phase < s.early_landing_window):
+            foot.stance = True
+            if contact_r[k] and in_flight and self._flight_sped:
+                # A flight played faster (see tempo.flight_rate) lands with the source: from
+                # where the body came down, like an early landing.
+                jump_to = max(jump_to or 0.0, phase)
+            if not contact_r[k]:
+                if not in_flight and any(f.stance for f in self.feet if f is not foot):
+                    # A swing foot meeting the floor early while the other foot stands
+                    # (a sagging body): it stands there and the clock runs on.  Skipping
+                    # the reference ahead here would speed the whole motion up.
+                    foot.early = True
+                    foot.anchor = ankle_r + foot.offset
+                    foot.anchor[2] = ankle_r[2] + (self.p[2] - p_r[2])
+                    foot.offset = foot.anchor - ankle_r
+                else:
+                    # Landing from a flight early (a lower, shorter jump): the motion
+                    # goes on from the reference's landing.
+                    jump_to = max(jump_to or 0.0, foot.land_phase)
+        return jump_to
+
+    def _stand(self, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, footing: "Footing") -> None:
+        """Add a standing foot to ``footing``: its sole corners near the floor (the two lowest if
+        none), and its leg's torque rows when torques are needed."""
+        ref, body = self.ref, self.body
+        foot_R = quat_matrix(r.foot_rot[k])
+        ankle = ankle_r + foot.offset
+        if self.resting:  # a resting foot is flat on the floor
+            foot_R = flatten_foot(foot_R)
+            ankle = np.array([ankle[0], ankle[1], ref.floor - body.sole_drop])
+        corners = ankle + body.sole @ foot_R.T
+        heights = (corners[:, 2] - ref.floor).tolist()
+        keep = [i for i, z in enumerate(heights) if z < self._contact_height]
+        if not keep:   # none near the floor: the two lowest corners
+            zs = corners[:, 2].tolist()
+            second = sorted(zs)[1]
+            keep = [i for i, z in enumerate(zs) if z <= second]
+        if len(keep) < len(heights):
+            corners = corners[keep]
+        corners[:, 2] = ref.floor
+        if self.fatigue is not None or self.need_torques:
+            footing.rows.append(stance_leg_rows(body, k, root_pos, root_R, ankle, foot_R, corners))
+        footing.legs.append((k, footing.count, len(corners)))
+        footing.corners.append(corners)
+        footing.ankles_xy.append(ankle[:2])
+        footing.count += len(corners)
+
+    def _land(self, jump_to: float | None, footing: "Footing") -> None:
+        """An early landing from a flight moves the clock on to ``jump_to``; otherwise, with a
+        foot free, the shift after the last short landing decays."""
         if jump_to is not None and (jump_to > self.phase or self._flight_sped):
             # Landing early from a flight (a lower, shorter jump): the motion goes on from the
             # source's landing, from where the body came down (see com_target).
             self._flight_sped = False
             self.phase = jump_to
-            landing = ref.sample(jump_to)
+            landing = self.ref.sample(jump_to)
             self.shift[:2] = self.p[:2] - landing.com[:2] - self.lag[:2]
             # The body keeps the orientation it landed with (a shorter flight turned it less)
             # and turns onto the source's over LANDING_TURN_DECAY, instead of snapping to it.
-            if s.orientation != "dynamic":
+            if self.s.orientation != "dynamic":
                 self.turn = quat.normalize(quat.multiply(self.q, quat.conjugate(landing.rot)))
             # The landed feet stand where the source's feet land relative to its body, so the
             # legs bend for the landing as the source's do (not stretched toward a spot ahead).
             for foot in self.feet:
                 if foot.stance:
                     foot.offset[:2] = self.shift[:2] + self.lag[:2]
-        elif len(support) < 2:
+        elif len(footing.ankles_xy) < 2:
             # Only while a foot is free to step: with both feet planted, moving the body's
             # target would pull it off its feet (legs stretched, knees straight in a crouch).
             self.shift *= self._shift_keep
 
+    def _contact_forces(self, footing: "Footing", R, acc_des, moment_des):
+        """The contact QP under the legs' fatigued bounds: (leg torques, strength per DoF, corner
+        forces, their total, their moment about the COM)."""
+        body = self.body
         torque = np.zeros(len(body.tau_max))
         self.strength_factor[self._leg_dofs] = yielding_strength(self.v[2], kin_scale(body))
         strength = body.tau_max * self.strength_factor
-        if n_c:
-            corners_all = corner_blocks[0] if len(corner_blocks) == 1 else np.concatenate(corner_blocks)
-            torque_rows = bounds = effort = None
-            if self.fatigue is not None:
-                rc = self.fatigue.model.residual_capacity
-                torque_rows = np.zeros((7 * len(legs), 3 * n_c))
-                bounds = np.empty((7 * len(legs), 2))
-                effort = np.empty(7 * len(legs))
-                for j, ((k, start, count), rows) in enumerate(zip(legs, row_blocks)):
-                    torque_rows[7 * j:7 * j + 7, 3 * start:3 * (start + count)] = rows
-                    dofs = body.leg_dofs[k]
-                    cap = rc[dofs] * strength[dofs]
-                    bounds[7 * j:7 * j + 7, 0] = -cap
-                    bounds[7 * j:7 * j + 7, 1] = cap
-                    effort[7 * j:7 * j + 7] = leg_effort(rc[dofs], strength[dofs])
-            forces = solve_contact_forces(body, self.p, R, acc_des, moment_des, corners_all,
-                                          torque_rows, bounds, s.qp, effort)
-            for (k, start, count), rows in zip(legs, row_blocks):  # empty unless torques needed
-                torque[body.leg_dofs[k]] = rows @ forces[start:start + count].ravel()
-            total = forces.sum(axis=0)
-            moment = cross_rows(corners_all - self.p, forces).sum(axis=0)
-        else:
-            forces = np.zeros((0, 3))
-            total = np.zeros(3)
-            moment = np.zeros(3)
+        if not footing.count:
+            return torque, strength, np.zeros((0, 3)), np.zeros(3), np.zeros(3)
+        legs, n_c = footing.legs, footing.count
+        corners_all = footing.corners[0] if len(footing.corners) == 1 else np.concatenate(footing.corners)
+        torque_rows = bounds = effort = None
+        if self.fatigue is not None:
+            rc = self.fatigue.model.residual_capacity
+            torque_rows = np.zeros((7 * len(legs), 3 * n_c))
+            bounds = np.empty((7 * len(legs), 2))
+            effort = np.empty(7 * len(legs))
+            for j, ((k, start, count), rows) in enumerate(zip(legs, footing.rows)):
+                torque_rows[7 * j:7 * j + 7, 3 * start:3 * (start + count)] = rows
+                dofs = body.leg_dofs[k]
+                cap = rc[dofs] * strength[dofs]
+                bounds[7 * j:7 * j + 7, 0] = -cap
+                bounds[7 * j:7 * j + 7, 1] = cap
+                effort[7 * j:7 * j + 7] = leg_effort(rc[dofs], strength[dofs])
+        forces = solve_contact_forces(body, self.p, R, acc_des, moment_des, corners_all,
+                                      torque_rows, bounds, self.s.qp, effort)
+        for (k, start, count), rows in zip(legs, footing.rows):  # empty unless torques needed
+            torque[body.leg_dofs[k]] = rows @ forces[start:start + count].ravel()
+        total = forces.sum(axis=0)
+        moment = cross_rows(corners_all - self.p, forces).sum(axis=0)
+        return torque, strength, forces, total, moment
 
-        # Upper body: PyBullet limbs under the same fatigued caps, booked with the legs.
+    def _drive_and_book(self, torque: np.ndarray, strength: np.ndarray, rate: float, root_pos, root_R) -> None:
+        """Upper body: PyBullet limbs under the same fatigued caps; then every torque is booked by
+        the fatigue model (unless another simulator books them) and becomes this step's."""
+        ref = self.ref
         if self.limbs is not None:
             # The motors reach their targets by the end of the step, which is where the pose is
             # recorded: aim at the source's pose there, not where this step began (one step late).
@@ -440,7 +520,10 @@ class SrbSimulator:
         self.torque = torque
         self.load_avg += (np.minimum(np.abs(torque) / strength, 1.0) - self.load_avg) * self._load_blend
 
-        # Dynamics: semi-implicit Euler of the COM (and of the rotation when simulated).
+    def _integrate(self, total: np.ndarray, moment: np.ndarray, rate: float, r: RefSample, R) -> float:
+        """Semi-implicit Euler of the COM (and of the rotation when simulated; else the
+        reference's, with any turn left by a short flight); returns the next phase."""
+        ref, body = self.ref, self.body
         if self.push is not None and self.push[0] <= self.time < self.push[0] + self.push[1]:
             total = total + self.push[2]
         self.acc = total / body.mass + GRAVITY
@@ -449,35 +532,29 @@ class SrbSimulator:
         next_phase = min(self.phase + rate * self.dt, ref.duration)
         if self.stride < 1.0:
             self.lag[:2] -= (1.0 - self.stride) * rate * self.dt * r.com_vel[:2]
-        if s.orientation == "dynamic":
+        if self.s.orientation == "dynamic":
             I_w = body.inertia_world(R)
             ang = np.linalg.solve(I_w, moment - cross(self.w, I_w @ self.w))
             self.w = self.w + ang * self.dt
             self.q = quat.normalize(quat.multiply(quat.from_rotvec(self.w * self.dt), self.q))
+            return next_phase
+        nxt = self._next_sample if self._next_sample_phase == next_phase else ref.sample(next_phase)
+        self._next_sample, self._next_sample_phase = nxt, next_phase
+        sped = rate > 1.0 and not r.contact.any()
+        if sped:
+            # A flight played faster (see tempo.flight_rate) does not spin faster: the body turns
+            # at the source's rate and keeps the difference as a turn, handled at landing.
+            self.q = quat.normalize(quat.multiply(quat.from_rotvec(r.ang_vel * self.dt), self.q))
+            self.turn = quat.normalize(quat.multiply(self.q, quat.conjugate(nxt.rot)))
+        elif self.turn is None:
+            self.q = nxt.rot.copy()
         else:
-            nxt = self._next_sample if self._next_sample_phase == next_phase else ref.sample(next_phase)
-            self._next_sample, self._next_sample_phase = nxt, next_phase
-            sped = rate > 1.0 and not r.contact.any()
-            if sped:
-                # A flight played faster (see tempo.flight_rate) does not spin faster: the body turns
-                # at the source's rate and keeps the difference as a turn, handled at landing.
-                self.q = quat.normalize(quat.multiply(quat.from_rotvec(r.ang_vel * self.dt), self.q))
-                self.turn = quat.normalize(quat.multiply(self.q, quat.conjugate(nxt.rot)))
-            elif self.turn is None:
-                self.q = nxt.rot.copy()
-            else:
-                self.turn = quat.from_rotvec(quat.to_rotvec(self.turn) * self._turn_keep)
-                self.q = quat.normalize(quat.multiply(self.turn, nxt.rot))
-                if quat.angle_between(self.turn, _IDENTITY) < 1e-4:
-                    self.turn = None
-            self.w = nxt.ang_vel * (1.0 if sped else rate)
-        self.residual_moment = moment_des - moment
-        self.forces = forces
-        self.time += self.dt
-        self._update_tempo()
-        self.phase = next_phase
-        self._support = support
-        self._check_fall(r.rot)
+            self.turn = quat.from_rotvec(quat.to_rotvec(self.turn) * self._turn_keep)
+            self.q = quat.normalize(quat.multiply(self.turn, nxt.rot))
+            if quat.angle_between(self.turn, _IDENTITY) < 1e-4:
+                self.turn = None
+        self.w = nxt.ang_vel * (1.0 if sped else rate)
+        return next_phase
 
     def _continue_from_here(self, r: "RefSample") -> None:
         """The motion goes on from where the body is (stopping, resuming after a rest), drifting
