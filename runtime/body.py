@@ -13,10 +13,7 @@ from . import proxy, quat
 from .clip import Y_UP_TO_Z_UP
 from .kinematics import Kinematics
 
-
 GRAVITY = np.array([0.0, 0.0, -9.81])
-
-
 SIDES = ("right", "left")
 
 

@@ -19,7 +19,7 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
                       margin: float = 1.05, limbs=None, until: float | None = None) -> np.ndarray:
     """Strength per DoF from the fresh motion (seed "Discovering Fatigued Movements", eq. 10):
     the largest torque met while performing the clip unfatigued (a leg lowering the body: over
-    its yielding strength, see SrbSimulator._yielding_strength), times ``margin``, never below
+    its yielding strength, see effort.yielding_strength), times ``margin``, never below
     the proxy's default; left and right take the larger of the pair so the body stays symmetric.
     With ``limbs`` (a fresh LimbSimulator) the upper body is measured too, its motors allowed
     three times the default while measuring.  ``until``: stop at this phase (default the end).

@@ -14,29 +14,13 @@ from . import repeatable
 from .legs import leg_length
 from .limbs import LIMB_JOINTS
 
-
-
 ECCENTRIC_STRENGTH = 1.3  # a leg lowering the body holds this much more than it can push (see yielding_strength)
-
-
 YIELD_SPEED = 0.1         # m/s (1.62 m body) of sinking at which a stance counts as fully yielding
-
-
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)
-
-
 MAX_GIVE_RATE = 0.5        # rad/s: how fast a tired joint's yield can change
-
-
 MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields to its load (a hanging arm)
-
-
 MAX_KNEE_GIVE = 0.25       # rad (about 15 deg): ... a knee under the body (deeper costs it more, not less)
-
-
 MAX_UPRIGHT_GIVE = 0.25    # rad: ... a trunk or neck carrying what is above it (likewise)
-
-
 UPRIGHT_JOINTS = ("chest", "neck")
 
 

@@ -16,11 +16,7 @@ from .rotation import (
 
 
 LEG_DOWN = np.array([0.0, -1.0, 0.0])   # thigh and shin direction in their link frames (URDF Y-up)
-
-
 TOE_PIVOT_REACH = 0.999     # hip-ankle distance over leg length a stance foot keeps within (toe pivot)
-
-
 MAX_TOE_PIVOT = 1.0   # rad (about 57 deg): the furthest a stance heel rises to keep the toes down
 
 

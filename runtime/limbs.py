@@ -185,7 +185,7 @@ class LimbSimulator:
         local angular velocities) with per-DoF torque caps
         ``caps`` (limb DoFs, in self.dofs order).  ``give`` (radians per limb DoF, in the joint's
         own axes, like the torques) turns each target that far: how much a tired joint yields to
-        its load (see srb.SrbSimulator._limb_give).  Returns the mean applied torque per limb DoF."""
+        its load (see effort.LimbGive).  Returns the mean applied torque per limb DoF."""
         p, c = self.p, self.client
         p.resetBasePositionAndOrientation(self.body, _floats(root_pos), _floats(root_rot), physicsClientId=c)
         a0, a1, a2 = _floats(root_acc)

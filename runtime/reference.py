@@ -15,22 +15,11 @@ from .clip import Clip, angular_velocity
 from .kinematics import ClipKinematics
 from .body import Body, SIDES, kin_scale
 
-
 ORIENTATION_PULL = 1.0   # 1/s: how fast the momentum-integrated orientation is pulled to the pelvis
-
-
 BALLISTIC_STANCE = 0.25   # s: the longest push-off or landing absorption a flight dictates (a slower rise or sink is a choice)
-
-
 TWO_FOOTED_WITHIN = 0.1   # s: a take-off or landing with both feet down this close to it is a jump's
-
-
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
-
-
 STILL_SPEED = 0.1        # m/s (1.62 m body): a centre of mass slower than this, both feet down, ...
-
-
 STILL_ACCELERATION = 0.5  # m/s^2 (1.62 m body): ... and accelerating less: the body stands still
 
 

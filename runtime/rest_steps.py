@@ -1,9 +1,8 @@
-"""Rest stances and the steps into them: where a resting body stands, a halt's catching foot and a
-rest's closing step.
+"""SRB mode's rests: when the body rests (decide_rest, the tempo rule on the legs), where a
+resting body stands, a halt's catching foot and a rest's closing step.
 
 Each function reads the simulator (runtime.srb.SrbSimulator) through its public state (centre of
-mass, orientation, feet, clock, fatigue) and moves the foot it is given; the simulator decides
-when they apply.
+mass, orientation, feet, clock, fatigue, rest bookkeeping) and moves the foot it is given.
 """
 from __future__ import annotations
 
@@ -17,44 +16,27 @@ from .effort import smoothstep
 from .legs import flatten_foot, stance_leg_rows
 from .rotation import quat_matrix
 
-
-
 REST_ANKLE_EFFORT = 0.5  # a resting body stands no further ahead of its ankles than costs them this share of what they have left
-
-
 REST_LEG_EXTENSION = 0.995   # hip-ankle distance over leg length while resting (~10 deg knee)
-
-
 CATCH_TIME = 0.25        # s: a foot put down to stop takes this long to reach the floor
-
-
 CATCH_REACH = 0.5        # m (1.62 m body): ... and lands at most this far from under its hip
-
-
 CLOSE_SPREAD = 0.15      # m (1.62 m body): a resting foot further than this from beside the other steps in
-
-
 CLOSE_SETTLE = 0.5       # s: ... once the body has rested this long ...
-
-
 CLOSE_STILL = 0.1        # m/s (1.62 m body): ... and its centre of mass moves slower than this ...
-
-
 CLOSE_EFFORT = 0.8       # ... onto a leg that stands alone on at most this share of what each of its joints has left
-
-
 CLOSE_SHIFT_TIME = 0.4   # s: the weight goes onto the staying foot (and back between both feet after)
-
-
 CLOSE_STEP_TIME = 0.5    # s: the closing step itself
-
-
 CLOSE_STEP_LIFT = 0.05   # m (1.62 m body): how high the stepping foot clears the floor
+
+REST_WAIT = 1.0          # s a tired body waits for a restful moment before resting where it can
+CARRY_SINKING = 0.04     # m (1.62 m body): a body this far below its target on its feet (smoothed) ...
+CARRY_SMOOTHING = 0.5    # s: ... over about this long, is not carried by its legs: it rests
+CARRY_RISE = 0.3         # m/s (1.62 m body): ... not counting while its target rises faster than this
 
 
 @dataclass
 class ClosingStep:
-    """A rest's closing step (see SrbSimulator._plan_closing_step): the foot that steps in, where
+    """A rest's closing step (see plan_closing_step): the foot that steps in, where
     it lands (world ankle), and how far it has got."""
     foot: int
     anchor: np.ndarray
@@ -179,7 +161,6 @@ def step_in(sim, c: "ClosingStep", foot: "Foot", r: "RefSample", ankle_r: np.nda
     c.landed = sim.time
 
 
-
 def rest_centre(sim, r: "RefSample") -> np.ndarray:
     """Where a resting body stands: over the middle of its soles, or nearer its ankles where
     they are too weak to hold it that far ahead of them.
@@ -194,7 +175,7 @@ def rest_centre(sim, r: "RefSample") -> np.ndarray:
 
 
 def rest_points(sim, r: "RefSample", carried: float = 0.5) -> list[np.ndarray]:
-    """Per foot, the point over its sole a resting body stands over (see _rest_centre) when
+    """Per foot, the point over its sole a resting body stands over (see rest_centre) when
     that foot carries the ``carried`` share of its weight."""
     body = sim.body
     points = []
@@ -232,3 +213,67 @@ def rest_height(sim, r: "RefSample", centre: np.ndarray) -> float:
         rise = math.sqrt(max(reach * reach - float(d @ d), (0.5 * reach) ** 2))
         height = min(height, sole_level + rise - hip[2] - (root[2] - centre[2]))
     return height
+
+
+def decide_rest(sim) -> None:
+    """SRB mode's tempo and rests, after each step (tempo.TempoRule on the leg DoFs): slow down as
+    the loaded leg DoFs lose capacity; rest when they cannot carry the motion (where a person
+    would, or a closing step first), resume when every leg DoF has recovered or recovery has
+    stalled."""
+    if sim.fatigue is None:
+        return
+    s = sim.s
+    dofs = sim.leg_dofs
+    if sim.v_target[2] < CARRY_RISE * kin_scale(sim.body):
+        # (A take-off the tired legs push less high is fatigue showing, not legs giving way.)
+        below = (sim.p_target[2] - sim.p[2]) if any(f.stance for f in sim.feet) and not sim.resting else 0.0
+        sim.sinking += (below - sim.sinking) * sim.sinking_blend
+    rc = sim.fatigue.model.residual_capacity[dofs]
+    loaded = sim.load_avg[dofs] > 0.02
+    rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
+    # After the source motion's end there is nothing to carry on with: a rest there lasts
+    # until the legs have recovered (the keyed end pose may cost more than standing easy).
+    ended = sim.phase >= sim.ref.duration - 1e-9
+    if sim.resting and sim.closing is not None:
+        return                      # a closing step finishes (and settles) before anything else
+    if (sim.resting and sim.closing is None and not sim.closed
+            and sim.time - sim.rest_began >= CLOSE_SETTLE
+            and float(sim.v @ sim.v) < (CLOSE_STILL * kin_scale(sim.body)) ** 2):
+        sim.closing = plan_closing_step(sim, sim.ref.sample(sim.phase))
+        if sim.closing is not None:
+            sim.closed = True
+            return
+    if sim.resting:
+        reason = sim.rule.rest_over(float(rc.min()), ended, sim.time)
+        if reason is not None:
+            sim.rule.end_rest(reason, sim.time, sim.phase)
+            sim.closing = None
+            if sim.stopped:       # a rest it stopped for: go on from where it stands
+                sim.continue_from_here(sim.ref.sample(sim.phase))
+        return
+    sim.rule.tempo = sim.rule.tempo_for(rc_eff)
+    # Rest where a person would: both feet down, upright, hips over the feet (until then the
+    # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
+    # motion that never offers such a moment would otherwise carry the body until it falls.
+    # And one that has waited REST_WAIT for such a moment takes the next one both feet are
+    # down: a dance with no restful moment carried the tired body until a knee gave way.
+    # Legs that no longer hold the body up (it stays below its target on its feet, an
+    # exhausted run sinking stride by stride) cannot carry the motion, whatever capacity
+    # they show: that needs a rest too.
+    failing = sim.sinking > CARRY_SINKING * kin_scale(sim.body)
+    if failing:
+        rc_eff = min(rc_eff, s.exhausted_rc - 1e-9)
+    if rc_eff >= s.rest_rc:
+        sim.rest_wanted = None
+    elif sim.rest_wanted is None:
+        sim.rest_wanted = sim.time
+    waited = sim.rest_wanted is not None and sim.time - sim.rest_wanted >= REST_WAIT
+    allowed = sim.rule.may_rest(sim.phase, ended)
+    sim.rest_due = rc_eff < s.rest_rc and (rc_eff < s.exhausted_rc or waited) and allowed
+    restful = bool(sim.ref.restful[sim.ref.frame(sim.phase)]) or rc_eff < s.exhausted_rc or waited
+    if rc_eff < s.rest_rc and all(f.stance for f in sim.feet) and restful and allowed:
+        sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
+        sim.rule.begin_rest(float(rc.min()), sim.time)
+        sim.closing, sim.closed, sim.rest_began = None, False, sim.time
+    elif sim.stopping and all(f.stance for f in sim.feet):
+        sim.stopping = False       # down on both feet and no longer due a rest: carry on

@@ -13,7 +13,6 @@ import numpy as np
 
 from . import quat
 
-
 EYE3 = np.eye(3)
 
 

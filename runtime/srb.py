@@ -20,62 +20,32 @@ residual capacity drops (on the ground only: flights are ballistic), and the cha
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import proxy, quat
 from .body import Body, GRAVITY, kin_scale, SIDES
 from .contact_qp import QpSettings, solve_contact_forces
-from .effort import KneeSag, leg_effort, LimbGive, smoothstep, yielding_strength
-from .legs import flatten_foot, stance_leg_rows
+from .effort import KneeSag, leg_effort, LimbGive, yielding_strength
 from .reference import Reference, RefSample
-from .rest_steps import (
-    CLOSE_SETTLE, CLOSE_SHIFT_TIME, CLOSE_STILL, closing_target, ClosingStep, plan_closing_step,
-    put_down, rest_centre, rest_height, step_in,
-)
+from .rest_steps import CARRY_SMOOTHING, closing_target, ClosingStep, decide_rest, rest_centre, rest_height
+from .feet import Foot, Footing, place_feet
 from .pose_output import SimState
 from .rotation import cross, cross_rows, matrix_to_quat, quat_matrix
 from .take import Event
 from .tempo import flight_rate, single_support_rate, TempoRule
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
-
-
 MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
 
 
-SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully
-
-
-
-
-
 LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the source's orientation this fast
-
-
 LANDING_SHIFT_DECAY = 1.0   # s (with a foot free): after a short landing the body drifts back onto the source's path this fast
 
 
-
-REST_WAIT = 1.0          # s a tired body waits for a restful moment before resting where it can
-
-
 BALANCE_MARGIN = 0.25    # m (1.62 m body) beyond the clip's own COM-to-foot reach
-
-
 LOST_BALANCE_TIME = 0.25 # s off balance before it counts as a fall
-
-
-CARRY_SINKING = 0.04     # m (1.62 m body): a body this far below its target on its feet (smoothed) ...
-
-
-CARRY_SMOOTHING = 0.5    # s: ... over about this long, is not carried by its legs: it rests
-
-
-CARRY_RISE = 0.3         # m/s (1.62 m body): ... not counting while its target rises faster than this
-
-
 STOP_AHEAD = 0.3         # s of source: a rest due this long before both feet come down stops the body where it is
 
 
@@ -107,31 +77,6 @@ class SrbSettings:
     def __post_init__(self):
         if self.qp is None:
             self.qp = QpSettings()
-
-
-@dataclass
-class Footing:
-    """The feet on the ground this step: their sole corners that carry load, their legs' torque
-    rows (when torques are needed), (side, first corner, corner count) per foot, and where each
-    stands (xy, for the fall check)."""
-    corners: list = field(default_factory=list)
-    rows: list = field(default_factory=list)
-    legs: list = field(default_factory=list)
-    ankles_xy: list = field(default_factory=list)
-    count: int = 0
-
-
-@dataclass
-class Foot:
-    stance: bool
-    offset: np.ndarray            # world shift of this foot from the reference foot
-    lift_offset: np.ndarray
-    lift_phase: float = 0.0
-    land_phase: float = 0.0
-    airborne: bool = False        # the swing foot has left the floor (so it can land early)
-    early: bool = False           # landed before the reference's contact while the other foot stood
-    anchor: np.ndarray | None = None   # where an early-landed foot stands (world ankle)
-    catch: tuple | None = None    # being put down to stop: (world ankle at the start, start time)
 
 
 class SrbSimulator:
@@ -169,24 +114,24 @@ class SrbSimulator:
         self.rule = TempoRule(self.s, self.events)   # tempo and rests (shared with floor work)
         self.fallen = False
         self.residual_moment = np.zeros(3)
-        self._rest_wanted = None    # time the legs first needed a rest that has not come yet
-        self._rest_due = False      # the legs need a rest now and the motion offers none: make one
-        self._sinking = 0.0         # m: how far the body has stayed below its target on its feet (smoothed)
+        self.rest_wanted = None    # time the legs first needed a rest that has not come yet
+        self.rest_due = False      # the legs need a rest now and the motion offers none: make one
+        self.sinking = 0.0         # m: how far the body has stayed below its target on its feet (smoothed)
         self.stopping = False       # putting the free foot down to rest (the clock stands still meanwhile)
-        self._stopped = False       # the current rest began with a stop
+        self.stopped = False       # the current rest began with a stop
         self.closing = None        # a rest's closing step under way (ClosingStep)
-        self._closed = False        # this rest has had its closing step
-        self._rest_began = 0.0
-        self._sinking_blend = min(1.0, self.dt / CARRY_SMOOTHING)
+        self.closed = False        # this rest has had its closing step
+        self.rest_began = 0.0
+        self.sinking_blend = min(1.0, self.dt / CARRY_SMOOTHING)
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights
         self.stride = 1.0           # share of the source's ground speed the body aims for (tired strides)
         self._takeoff_pace = 1.0    # share of the source's ground speed a flight carries (its take-off's)
         self.lag = np.zeros(3)      # world xy the shortened strides have left the body behind the source
         self._shift_keep = 1.0 - min(1.0, self.dt / LANDING_SHIFT_DECAY)
-        self._contact_height = self.s.contact_height * kin_scale(body)
+        self.contact_height = self.s.contact_height * kin_scale(body)
         self.turn = None            # orientation offset after a short flight (None: none)
-        self._flight_sped = False   # this flight plays faster than the source's (it will land sooner)
+        self.flight_sped = False   # this flight plays faster than the source's (it will land sooner)
         self._turn_keep = 1.0 - min(1.0, self.dt / LANDING_TURN_DECAY)
         self.limb_give = LimbGive(limbs.spherical, self.dt) if limbs is not None else None
         self.sag = 0.0              # m: how far the COM target sits below the source's (tired knees)
@@ -196,7 +141,7 @@ class SrbSimulator:
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self.books_fatigue = True   # False: another simulator applies the torques and books them
         self.p_target, self.v_target = self.p.copy(), self.v.copy()   # the step's COM target
-        self._leg_dofs = body.leg_dofs.ravel()
+        self.leg_dofs = body.leg_dofs.ravel()
         # A policy (runtime.policy) corrects the rule every control step: swing-foot landing
         # shifts and a COM velocity target shift, world xy; zero without one.
         self.controller = None
@@ -234,7 +179,7 @@ class SrbSimulator:
         p_r, v_r, acc_des, moment_des, R = self._centroidal_goal(r, rate, p_r)
         root_R = R @ quat_matrix(r.root_rel)
         root_pos = self.p + R @ r.root_offset
-        footing, jump_to = self._place_feet(r, phase, p_r, v_r, in_flight, root_pos, root_R)
+        footing, jump_to = place_feet(self, r, phase, p_r, v_r, in_flight, root_pos, root_R)
         self._land(jump_to, footing)
         torque, strength, forces, total, moment = self._contact_forces(footing, R, acc_des, moment_des)
         self._drive_and_book(torque, strength, rate, root_pos, root_R)
@@ -242,7 +187,7 @@ class SrbSimulator:
         self.residual_moment = moment_des - moment
         self.forces = forces
         self.time += self.dt
-        self._update_tempo()
+        decide_rest(self)
         self.phase = next_phase
         self._support = footing.ankles_xy
         self._check_fall(r.rot)
@@ -260,18 +205,18 @@ class SrbSimulator:
         frame = ref.frame(phase)
         still = bool(ref.still[frame])
         moving = r.contact.any() and not still
-        if (self._rest_due and not self.stopping and not self.resting and not in_flight
+        if (self.rest_due and not self.stopping and not self.resting and not in_flight
                 and sum(f.stance for f in self.feet) == 1
                 and ref.next_both_down(phase) - phase > STOP_AHEAD):
             # A rest is due and the motion will not put both feet down soon (a run, a spin, a
             # kick that lost its balance): the body stops where it is and puts its free foot down.
             self.stopping = True
-            self._continue_from_here(r)
+            self.continue_from_here(r)
             self.events.append(Event(self.time, "halt"))
         rate = 0.0 if (holding or ((self.resting or self.stopping) and not still)) else (self.tempo if moving else 1.0)
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate, sped = flight_rate(ref, phase, self.p, self.v, self.com_target)
-            self._flight_sped = self._flight_sped or sped
+            self.flight_sped = self.flight_sped or sped
         launching = 0.0 < rate < 1.0 and bool(ref.ballistic[frame])
         return rate, launching
 
@@ -342,119 +287,13 @@ class SrbSimulator:
         moment_des = r.momentum_rate * (rate * rate) + feedback
         return p_r, v_r, acc_des, moment_des, R
 
-    def _place_feet(self, r: RefSample, phase: float, p_r, v_r, in_flight: bool, root_pos, root_R):
-        """Lift, carry and put down each foot; the Footing of the feet on the ground, and the
-        phase an early landing jumps the clock to (None: none)."""
-        ref, body = self.ref, self.body
-        jump_to = None
-        footing = Footing()
-        for k, foot in enumerate(self.feet):
-            ankle_r = r.ankle[k]
-            if foot.early:
-                if r.contact[k]:     # the reference has caught up: an ordinary stance from here
-                    foot.early, foot.anchor = False, None
-                else:                # stands where it landed while the reference foot still swings
-                    foot.offset = foot.anchor - ankle_r
-            if foot.stance and not r.contact[k] and not (self.resting or self.stopping) and not foot.early:
-                foot.stance = False
-                foot.airborne = False
-                foot.lift_offset = foot.offset.copy()
-                foot.lift_phase = phase
-                foot.land_phase = ref.next_contact_start(k, phase) or (phase + 0.5)
-            closing = self.closing if (self.resting and self.closing is not None and self.closing.foot == k) else None
-            if closing is not None and foot.stance and closing.lifted is None \
-                    and self.time - closing.began >= CLOSE_SHIFT_TIME:
-                foot.stance, foot.early, foot.anchor = False, False, None
-                closing.lifted = (np.array([*(ankle_r + foot.offset)[:2], ref.floor - body.sole_drop]), self.time)
-            if closing is not None and not foot.stance:
-                step_in(self, closing, foot, r, ankle_r)
-            elif not foot.stance and self.stopping:
-                put_down(self, k, foot, r, ankle_r, p_r)
-            elif not foot.stance:
-                jump_to = self._swing(k, foot, r, phase, ankle_r, p_r, v_r, in_flight, jump_to)
-            if foot.stance:
-                self._stand(k, foot, r, ankle_r, root_pos, root_R, footing)
-        return footing, jump_to
-
-    def _swing(self, k: int, foot: Foot, r: RefSample, phase: float, ankle_r, p_r, v_r, in_flight: bool,
-               jump_to: float | None) -> float | None:
-        """Carry a free foot towards its Raibert-corrected landing spot; land it when the
-        reference does, or early when it meets the floor.  Returns the (updated) phase an early
-        landing from a flight jumps to."""
-        ref, s, body = self.ref, self.s, self.body
-        contact_r = r.contact
-        target = np.zeros(3)
-        target[:2] = (self.shift[:2] + self.lag[:2] + s.raibert_kp * (self.p[:2] - p_r[:2])
-                      + s.raibert_kv * (self.v[:2] - v_r[:2]))
-        if self.controller is not None:
-            target[:2] += self.landing_adjust[k]
-        span = max(foot.land_phase - foot.lift_phase, 1e-6)
-        # A foot lifted only for a moment (a tap, a shuffle, a flicker in the source's
-        # contacts) is not a step: it comes down where it was, not at a corrected spot.
-        placed = min(max((span - SHORT_LIFT) / SHORT_LIFT, 0.0), 1.0)
-        if placed < 1.0:
-            target = foot.lift_offset + placed * (target - foot.lift_offset)
-        blend = smoothstep((phase - foot.lift_phase) / span)
-        foot.offset = (1 - blend) * foot.lift_offset + blend * target
-        # In the air the foot keeps its height relative to the body, not to the world.
-        sole_z = ankle_r[2] + (self.p[2] - p_r[2]) + body.sole_drop
-        touches = sole_z <= ref.floor + self._contact_height
-        foot.airborne = foot.airborne or sole_z > ref.floor + 2.0 * self._contact_height
-        if contact_r[k] or (touches and foot.airborne and self.v[2] < 0 and
-                            foot.land_phase - phase < s.early_landing_window):
-            foot.stance = True
-            if contact_r[k] and in_flight and self._flight_sped:
-                # A flight played faster (see tempo.flight_rate) lands with the source: from
-                # where the body came down, like an early landing.
-                jump_to = max(jump_to or 0.0, phase)
-            if not contact_r[k]:
-                if not in_flight and any(f.stance for f in self.feet if f is not foot):
-                    # A swing foot meeting the floor early while the other foot stands
-                    # (a sagging body): it stands there and the clock runs on.  Skipping
-                    # the reference ahead here would speed the whole motion up.
-                    foot.early = True
-                    foot.anchor = ankle_r + foot.offset
-                    foot.anchor[2] = ankle_r[2] + (self.p[2] - p_r[2])
-                    foot.offset = foot.anchor - ankle_r
-                else:
-                    # Landing from a flight early (a lower, shorter jump): the motion
-                    # goes on from the reference's landing.
-                    jump_to = max(jump_to or 0.0, foot.land_phase)
-        return jump_to
-
-    def _stand(self, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, footing: "Footing") -> None:
-        """Add a standing foot to ``footing``: its sole corners near the floor (the two lowest if
-        none), and its leg's torque rows when torques are needed."""
-        ref, body = self.ref, self.body
-        foot_R = quat_matrix(r.foot_rot[k])
-        ankle = ankle_r + foot.offset
-        if self.resting:  # a resting foot is flat on the floor
-            foot_R = flatten_foot(foot_R)
-            ankle = np.array([ankle[0], ankle[1], ref.floor - body.sole_drop])
-        corners = ankle + body.sole @ foot_R.T
-        heights = (corners[:, 2] - ref.floor).tolist()
-        keep = [i for i, z in enumerate(heights) if z < self._contact_height]
-        if not keep:   # none near the floor: the two lowest corners
-            zs = corners[:, 2].tolist()
-            second = sorted(zs)[1]
-            keep = [i for i, z in enumerate(zs) if z <= second]
-        if len(keep) < len(heights):
-            corners = corners[keep]
-        corners[:, 2] = ref.floor
-        if self.fatigue is not None or self.need_torques:
-            footing.rows.append(stance_leg_rows(body, k, root_pos, root_R, ankle, foot_R, corners))
-        footing.legs.append((k, footing.count, len(corners)))
-        footing.corners.append(corners)
-        footing.ankles_xy.append(ankle[:2])
-        footing.count += len(corners)
-
     def _land(self, jump_to: float | None, footing: "Footing") -> None:
         """An early landing from a flight moves the clock on to ``jump_to``; otherwise, with a
         foot free, the shift after the last short landing decays."""
-        if jump_to is not None and (jump_to > self.phase or self._flight_sped):
+        if jump_to is not None and (jump_to > self.phase or self.flight_sped):
             # Landing early from a flight (a lower, shorter jump): the motion goes on from the
             # source's landing, from where the body came down (see com_target).
-            self._flight_sped = False
+            self.flight_sped = False
             self.phase = jump_to
             landing = self.ref.sample(jump_to)
             self.shift[:2] = self.p[:2] - landing.com[:2] - self.lag[:2]
@@ -477,7 +316,7 @@ class SrbSimulator:
         forces, their total, their moment about the COM)."""
         body = self.body
         torque = np.zeros(len(body.tau_max))
-        self.strength_factor[self._leg_dofs] = yielding_strength(self.v[2], kin_scale(body))
+        self.strength_factor[self.leg_dofs] = yielding_strength(self.v[2], kin_scale(body))
         strength = body.tau_max * self.strength_factor
         if not footing.count:
             return torque, strength, np.zeros((0, 3)), np.zeros(3), np.zeros(3)
@@ -556,7 +395,7 @@ class SrbSimulator:
         self.w = nxt.ang_vel * (1.0 if sped else rate)
         return next_phase
 
-    def _continue_from_here(self, r: "RefSample") -> None:
+    def continue_from_here(self, r: "RefSample") -> None:
         """The motion goes on from where the body is (stopping, resuming after a rest), drifting
         back onto the source's path as after a short landing (see com_target): a body that has
         stopped off the source's path does not lunge back to it."""
@@ -602,68 +441,6 @@ class SrbSimulator:
         self.limb_give.book(applied)
         return applied
 
-    def _update_tempo(self) -> None:
-        """Tempo rule: slow down as the loaded leg DoFs lose capacity; rest when they cannot
-        carry the motion, resume when every leg DoF has recovered or recovery has stalled."""
-        if self.fatigue is None:
-            return
-        s = self.s
-        dofs = self._leg_dofs
-        if self.v_target[2] < CARRY_RISE * kin_scale(self.body):
-            # (A take-off the tired legs push less high is fatigue showing, not legs giving way.)
-            below = (self.p_target[2] - self.p[2]) if any(f.stance for f in self.feet) and not self.resting else 0.0
-            self._sinking += (below - self._sinking) * self._sinking_blend
-        rc = self.fatigue.model.residual_capacity[dofs]
-        loaded = self.load_avg[dofs] > 0.02
-        rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
-        # After the source motion's end there is nothing to carry on with: a rest there lasts
-        # until the legs have recovered (the keyed end pose may cost more than standing easy).
-        ended = self.phase >= self.ref.duration - 1e-9
-        if self.resting and self.closing is not None:
-            return                      # a closing step finishes (and settles) before anything else
-        if (self.resting and self.closing is None and not self._closed
-                and self.time - self._rest_began >= CLOSE_SETTLE
-                and float(self.v @ self.v) < (CLOSE_STILL * kin_scale(self.body)) ** 2):
-            self.closing = plan_closing_step(self, self.ref.sample(self.phase))
-            if self.closing is not None:
-                self._closed = True
-                return
-        if self.resting:
-            reason = self.rule.rest_over(float(rc.min()), ended, self.time)
-            if reason is not None:
-                self.rule.end_rest(reason, self.time, self.phase)
-                self.closing = None
-                if self._stopped:       # a rest it stopped for: go on from where it stands
-                    self._continue_from_here(self.ref.sample(self.phase))
-            return
-        self.rule.tempo = self.rule.tempo_for(rc_eff)
-        # Rest where a person would: both feet down, upright, hips over the feet (until then the
-        # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
-        # motion that never offers such a moment would otherwise carry the body until it falls.
-        # And one that has waited REST_WAIT for such a moment takes the next one both feet are
-        # down: a dance with no restful moment carried the tired body until a knee gave way.
-        # Legs that no longer hold the body up (it stays below its target on its feet, an
-        # exhausted run sinking stride by stride) cannot carry the motion, whatever capacity
-        # they show: that needs a rest too.
-        failing = self._sinking > CARRY_SINKING * kin_scale(self.body)
-        if failing:
-            rc_eff = min(rc_eff, s.exhausted_rc - 1e-9)
-        if rc_eff >= s.rest_rc:
-            self._rest_wanted = None
-        elif self._rest_wanted is None:
-            self._rest_wanted = self.time
-        waited = self._rest_wanted is not None and self.time - self._rest_wanted >= REST_WAIT
-        allowed = self.rule.may_rest(self.phase, ended)
-        self._rest_due = rc_eff < s.rest_rc and (rc_eff < s.exhausted_rc or waited) and allowed
-        restful = bool(self.ref.restful[self.ref.frame(self.phase)]) or rc_eff < s.exhausted_rc or waited
-        if rc_eff < s.rest_rc and all(f.stance for f in self.feet) and restful and allowed:
-            self._stopped, self._rest_due, self.stopping = self.stopping, False, False
-            self.rule.begin_rest(float(rc.min()), self.time)
-            self.closing, self._closed, self._rest_began = None, False, self.time
-        elif self.stopping and all(f.stance for f in self.feet):
-            self.stopping = False       # down on both feet and no longer due a rest: carry on
-
-    # -- the tempo rule's parts (shared with floor work, runtime.floor.FloorFollower) -----------
     def _check_fall(self, q_r) -> None:
         """Fallen: the COM sank below 45 % of its standing height; or it stayed further from every
         foot on the ground than the clip itself ever goes (plus a margin) for LOST_BALANCE_TIME,

@@ -8,12 +8,12 @@ import pytest
 from runtime import clip as C
 from runtime import kinematics, metrics, proxy, quat, schedule, simulate, srb
 from runtime import body as srb_body
-from runtime import contact_qp
+from runtime import contact_qp, feet
 from runtime import effort
 from runtime import legs as srb_legs
 from runtime import reference as srb_reference
 from runtime import rest_steps
-from runtime import rotation
+from runtime import rotation, tempo
 
 
 @pytest.fixture(scope="module")
@@ -327,13 +327,14 @@ def test_a_slowed_body_on_one_foot_gives_way_to_gravity_only_when_it_falls_ahead
     ref = srb_reference.build_reference(walk, kin.analyse(walk), body)
     sim = srb.SrbSimulator(ref, body, None, srb.SrbSettings())
     r = ref.sample(0.5)
-    slack = srb.CAPTURE_SLACK * srb_body.kin_scale(body)
+    scale = srb_body.kin_scale(body)
+    slack = tempo.CAPTURE_SLACK * scale
     sim.p, sim.v = r.com.copy(), 0.5 * r.com_vel
-    assert sim._single_support_rate(0.5, r.com, 0.5 * r.com_vel) == pytest.approx(0.5)
+    assert tempo.single_support_rate(0.5, sim.p, sim.v, r.com, 0.5 * r.com_vel, ref.floor, scale) == pytest.approx(0.5)
     sim.p = r.com + np.array([2.5 * slack, 0.0, 0.0])
-    assert sim._single_support_rate(0.5, r.com, 0.5 * r.com_vel) == pytest.approx(1.0)
+    assert tempo.single_support_rate(0.5, sim.p, sim.v, r.com, 0.5 * r.com_vel, ref.floor, scale) == pytest.approx(1.0)
     sim.p = r.com + np.array([1.5 * slack, 0.0, 0.0])
-    assert 0.5 < sim._single_support_rate(0.5, r.com, 0.5 * r.com_vel) < 1.0
+    assert 0.5 < tempo.single_support_rate(0.5, sim.p, sim.v, r.com, 0.5 * r.com_vel, ref.floor, scale) < 1.0
 
 
 def test_a_tired_dancer_stays_up_and_slows_down():
@@ -430,7 +431,7 @@ def test_a_foot_lifted_for_a_moment_comes_down_where_it_was(kin, body):
             if was[k] and not foot.stance:
                 lifted[k] = foot.offset.copy()
             elif not was[k] and foot.stance and lifted[k] is not None:
-                if foot.land_phase - foot.lift_phase <= srb.SHORT_LIFT:
+                if foot.land_phase - foot.lift_phase <= feet.SHORT_LIFT:
                     brief += 1
                     assert np.allclose(foot.offset, lifted[k], atol=1e-9)
                 lifted[k] = None
@@ -708,7 +709,7 @@ def test_a_closing_step_needs_a_leg_that_can_stand_alone(kin, body):
         if offsets is not None:
             for foot, offset in zip(sim.feet, offsets):
                 foot.offset[:] = offset
-        return sim._plan_closing_step(r), r
+        return rest_steps.plan_closing_step(sim, r), r
 
     # Mid-stride, both feet down and a stride apart: fresh legs step in, exhausted ones do not.
     wide = np.flatnonzero(ref.contact.all(axis=1) & (np.linalg.norm(feet, axis=1) > 0.4))
