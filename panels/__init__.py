@@ -95,9 +95,7 @@ class VIEW3D_PT_fatigue_body(_FatigueSubPanel, bpy.types.Panel):
         s = context.active_object.fatigue_settings
         layout.use_property_split = True
         layout.prop(s, "use_rig_height")
-        sub = layout.row()
-        sub.enabled = not s.use_rig_height
-        sub.prop(s, "height")
+        layout.prop(s, "height", text="Height" if not s.use_rig_height else "Height (rig not in metres)")
         layout.prop(s, "mass")
         layout.prop(s, "proportions")
         sub = layout.row()

@@ -63,9 +63,10 @@ def test_every_family_measures_the_same_segment_lengths(registered_addon, family
     Rigify's own metarig (when the wheel has Rigify) has its own proportions: plausible ones."""
     rig = rigs.build(family)
     rt, rigmap = mod("fatigue_addon.retarget"), mod("fatigue_addon.rigmap")
-    lengths = rt.rig_segment_lengths(rig.obj, rigmap.detect_mapping(rig.obj))
+    mapping = rigmap.detect_mapping(rig.obj)
+    lengths = rt.rig_segment_lengths(rig.obj, mapping)
     if family == "rigify":
-        default = mod("runtime.anthropometry").default_lengths(rt.rig_height(rig.obj))
+        default = mod("runtime.anthropometry").default_lengths(rt.rig_size(rig.obj, mapping).stature)
         ratios = {k: v / default[k] for k, v in lengths.items()}
         assert set(ratios) == {"thigh", "shank", "upper_arm", "hip_width", "shoulder_width"}
         assert all(0.7 < r < 1.4 for r in ratios.values()), ratios
