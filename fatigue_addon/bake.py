@@ -341,12 +341,15 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         if not (math.isfinite(mass) and 10.0 <= mass <= 300.0):
             raise BakeInputError(f"Mass is {mass!r} kg: set 10 to 300 kg in the Fatigue panel")
         t1 = time.perf_counter()
-        clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height)
-        clip, info, start, end = _settle_root_jumps(obj, mapping, source, clip, info, start, end, height)
+        plan = body_plan(obj, settings, mapping)
+        from ..runtime.anthropometry import standing_pelvis_height
+
+        pelvis = standing_pelvis_height(plan, height)
+        clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height, pelvis_height=pelvis)
+        clip, info, start, end = _settle_root_jumps(obj, mapping, source, clip, info, start, end, height, pelvis)
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
-        plan = body_plan(obj, settings, mapping)
     t3 = time.perf_counter()
     request = {"clip": clip, "schedule": schedule, "mode": settings.mode.lower(), "height": height, "mass": mass,
                "plan": plan, "policy": policy_path(settings), "effort_economy": float(settings.effort_economy)}
@@ -358,7 +361,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                    take_name=take_name)
 
 
-def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, height: float):
+def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, height: float, pelvis: float):
     """Skip calibration frames at either end, bake in place when the root channel is not a
     position, refuse a cut in the middle (see root_motion).  Returns (clip, info, start, end)."""
     root = root_motion.plan(clip.root_pos, clip.fps, height)
@@ -366,7 +369,7 @@ def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, h
         return clip, info, start, end
     if root.kind == "trim":
         new_start, new_end = start + root.first, start + root.last
-        clip, info = retarget.action_to_clip(obj, mapping, new_start, new_end, proxy_height=height)
+        clip, info = retarget.action_to_clip(obj, mapping, new_start, new_end, proxy_height=height, pelvis_height=pelvis)
         skipped = []
         if new_start > start:
             skipped.append(f"{start}-{new_start - 1}")
@@ -376,8 +379,7 @@ def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, h
                                 f"motion): baked frames {new_start}-{new_end}")
         return clip, info, new_start, new_end
     if root.kind == "in_place":
-        standing = retarget.PROXY_PELVIS_HEIGHT * height / proxy.DEFAULT_HEIGHT
-        clip = dataclasses.replace(clip, root_pos=root_motion.in_place(clip.root_pos, standing))
+        clip = dataclasses.replace(clip, root_pos=root_motion.in_place(clip.root_pos, pelvis))
         info.warnings.insert(0, f"the root of '{source.name}' jumps on {len(root.jumps)} of {clip.frames - 1} frames "
                                 f"(up to {root.metres:.3g} m at once): its channel is not a position, so the take is "
                                 f"baked in place")

@@ -455,8 +455,8 @@ def _motion_axes(obj, world: dict, geo: dict) -> tuple[np.ndarray, list]:
     U = np.eye(3)
     if axis is not None:
         U = rig_space.rotation_onto_z(axis)
-        warnings.append(f"'{obj.name}' lies along {axis_name} in its rest pose and all through its motion: "
-                        f"taken as standing up along {axis_name} (a file imported with another up axis)")
+        warnings.append(f"'{obj.name}' stands along {axis_name}, not Z, all through its motion (a file imported "
+                        f"with another up axis): simulated standing up along {axis_name}")
     # Facing: the rest pose's when it stands (or stands on its head), so every action of a rig
     # gets the same axes; the first frame's when the rest pose lies down and has no heading.
     yaw = rig_space.facing_yaw(U @ geo["Fr"][:, 1]) if abs((U @ geo["Fr"][:, 2])[2]) > 0.5 else None
@@ -519,11 +519,13 @@ def object_matrix_at(obj, frame: int) -> np.ndarray:
 
 
 def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height: float | None = None,
-                   method: str = "auto"):
+                   method: str = "auto", pelvis_height: float | None = None):
     """Sample ``obj``'s assigned action over [frame_start, frame_end] into a proxy-space Clip.
 
     ``mapping``: a ``rigmap.Mapping`` or a dict key -> bone name.  ``proxy_height`` defaults to
-    ``runtime.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".
+    ``runtime.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".  ``pelvis_height``:
+    the simulated body's pelvis above its soles standing straight (m; default: the default
+    proportions' at ``proxy_height``), where the rig's standing pelvis is put.
     Returns ``(Clip, RetargetInfo)``; raises RetargetError / RigMappingError (one line) on bad input.
     """
     import time
@@ -580,8 +582,9 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     # The proxy's pelvis stands at its own height where the rig's stands at its own (straight legs
     # on world z = 0), so legs of other proportions still reach the floor.  A motion whose floor is
     # elsewhere keeps it: the simulation measures the floor under the clip's soles itself.
-    offset = np.array([0.0, 0.0, PROXY_PELVIS_HEIGHT * proxy_height / proxy.DEFAULT_HEIGHT
-                       - s * size.pelvis_standing])
+    if pelvis_height is None:
+        pelvis_height = PROXY_PELVIS_HEIGHT * proxy_height / proxy.DEFAULT_HEIGHT
+    offset = np.array([0.0, 0.0, pelvis_height - s * size.pelvis_standing])
     root_pos = s * pelvis_head @ A.T + offset
     off_axis = {k: float(np.degrees(_twist_off_axis(joint_rots[:, JOINT_KEYS.index(k)]).max())) for k in REVOLUTE_KEYS}
     for k, deg in off_axis.items():

@@ -102,23 +102,23 @@ def motion_up(rest_frame: np.ndarray, trunk_dirs: np.ndarray, share: float = 0.8
               within_deg: float = 35.0) -> tuple[np.ndarray | None, str]:
     """The world axis the motion stands along when it is not Z: (axis, its name), else (None, "").
 
-    Only when the rest pose lies along a horizontal axis AND the trunk (``trunk_dirs``, (T, 3)
-    pelvis-to-neck per frame) points along that same axis in at least ``share`` of the frames:
-    a file imported with the wrong up axis.  A character lying down in its clip keeps world Z
-    (its rest pose stands), and so does a rest pose lying along an axis that the animation
-    stands up (glTF, capture rigs)."""
-    up = rest_frame[:, 2]
-    if abs(up[2]) > 0.5:
+    Only when the trunk (``trunk_dirs``, (T, 3) pelvis-to-neck per frame) points along one
+    other world axis in at least ``share`` of the frames AND the rest pose does not stand on
+    world Z: a file imported with another up axis.  A rig whose rest pose stands on Z and whose
+    clip lies down (a nap on the floor) keeps world Z, and so does a rest pose lying along an
+    axis that the animation stands up (glTF, capture rigs)."""
+    if rest_frame[2, 2] > 0.5:
         return None, ""
     d = np.asarray(trunk_dirs, dtype=float)
     n = np.linalg.norm(d, axis=1)
     ok = n > 1e-12
     if not ok.any():
         return None, ""
-    cos = (d[ok] / n[ok, None]) @ up
-    if np.mean(cos > math.cos(math.radians(within_deg))) < share:
+    d = d[ok] / n[ok, None]
+    axis, name = nearest_axis(np.median(d, axis=0))
+    if axis[2] > 0.5 or np.mean(d @ axis > math.cos(math.radians(within_deg))) < share:
         return None, ""
-    return up.copy(), nearest_axis(up)[1]
+    return axis, name
 
 
 def rotation_onto_z(axis: np.ndarray) -> np.ndarray:

@@ -242,10 +242,11 @@ class _Bone:
 
 class _Rig:
     """Hierarchy and world geometry of an armature object (read once): its rest pose, or with
-    ``posed`` the pose it holds at the current frame.  Heights and the floor come from bone heads
-    (joints) only: importers give leaf bones arbitrary tails (100x too long in some glTF files)."""
+    ``posed`` the pose it holds at the current frame, optionally turned by ``turn`` (3x3 rows).
+    Heights and the floor come from bone heads (joints) only: importers give leaf bones arbitrary
+    tails (100x too long in some glTF files)."""
 
-    def __init__(self, obj, posed: bool = False):
+    def __init__(self, obj, posed: bool = False, turn=None):
         mw = obj.matrix_world
         self.name = obj.name
         self.bones: dict[str, _Bone] = {}
@@ -255,6 +256,9 @@ class _Rig:
             tail_arm = pb.tail if posed else b.tail_local
             head = tuple(mw @ head_arm)
             tail = tuple(mw @ tail_arm)
+            if turn is not None:            # read the rig as if ``turn`` stood it up
+                head = tuple(sum(turn[i][k] * head[k] for k in range(3)) for i in range(3))
+                tail = tuple(sum(turn[i][k] * tail[k] for k in range(3)) for i in range(3))
             depth = 0
             p = b.parent
             while p is not None:
@@ -600,6 +604,29 @@ def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
     return bones, None
 
 
+def _by_geometry_any_way_up(obj, geo: dict, reason: str) -> tuple[dict, str | None]:
+    """Geometry for a rig that does not stand on world Z: its rest pose lying down or on its head
+    (the animation stands it up), or rest and motion both along another axis (a file imported
+    with another up axis).  The current pose, then the rest pose, are read with each world axis
+    as up; the first reading that finds a whole humanoid wins, else the one that found most.  (A
+    reading with the wrong up also tells left from right wrongly, so only whole ones count.)"""
+    import numpy as np
+
+    from .rig_space import rotation_onto_z
+
+    axes = [np.array(a, dtype=float) for a in ((0, 0, 1), (0, 1, 0), (0, -1, 0), (1, 0, 0), (-1, 0, 0), (0, 0, -1))]
+    for posed in (True, False):
+        for axis in axes:
+            if not posed and axis[2] == 1.0:
+                continue                    # the plain rest pose: already read
+            found, why = _by_geometry(_Rig(obj, posed=posed, turn=rotation_onto_z(axis).tolist()))
+            if why is None and all(k in found for k in HUMANOID_KEYS):
+                return found, None
+            if len(found) > len(geo):
+                geo, reason = found, why
+    return geo, reason
+
+
 # ============================================================================= public API
 
 _GROUPS = (
@@ -634,10 +661,7 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
     if any(k not in bones for k in HUMANOID_KEYS):
         geo, reason = _by_geometry(rig)
         if reason is not None:
-            # a rest pose lying down or standing on its head: read the pose the animation holds now
-            posed, posed_reason = _by_geometry(_Rig(obj, posed=True))
-            if posed_reason is None or len(posed) > len(geo):
-                geo, reason = posed, posed_reason
+            geo, reason = _by_geometry_any_way_up(obj, geo, reason)
         used = set(bones.values())
         for group in _GROUPS:
             if all(k in bones for k in group):

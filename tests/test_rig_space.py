@@ -82,6 +82,10 @@ def test_motion_up_only_when_rest_and_motion_lie_along_the_same_axis(rs):
     assert rs.motion_up(rs.body_frame(standing()), along_y)[0] is None
     # lying along the axis in only half the frames (a roll, a breakdance): world Z stays up
     assert rs.motion_up(lying, np.concatenate([along_y[:25], upright[:25]]))[0] is None
+    # a rest pose on its head, a motion along -Y throughout (a skeleton left out of its Y-up parent)
+    on_head = rs.body_frame(turned(standing(), rot(0, 180)))
+    axis, name = rs.motion_up(on_head, -along_y)
+    assert name == "-Y" and np.allclose(axis, [0, -1, 0])
 
 
 @pytest.mark.parametrize("axis", [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]])

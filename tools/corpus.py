@@ -134,7 +134,8 @@ def bake_one(obj, action, condition: str, start: int, end: int) -> dict:
     return out
 
 
-def run_file(path: Path, conditions: list[str], seconds: float | None, update_fps: bool, log_dir: Path) -> list[dict]:
+def run_file(path: Path, conditions: list[str], seconds: float | None, update_fps: bool, log_dir: Path,
+             actions: list[str] | None = None) -> list[dict]:
     """Every armature and action of one file, baked in every condition (rows of the report)."""
     import bpy
 
@@ -150,6 +151,9 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
             return [{"armature": None, "action": None, "status": "refused", "message": "no armature in the file"}]
         for obj in arms:
             for action in corpus_import.armature_actions(obj):
+                if actions and action.name not in actions:
+                    continue
+                _rest_pose(obj)             # as freshly imported: channels this action does not key read rest
                 scene = bpy.context.scene
                 fps = scene.render.fps / scene.render.fps_base
                 start, end = bake_range(action, fps, seconds)
@@ -176,6 +180,17 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
     return rows
 
 
+def _rest_pose(obj) -> None:
+    """Every pose channel at rest: an action that does not key a bone would otherwise read the pose
+    the previous action (or take) left on it."""
+    for pb in obj.pose.bones:
+        pb.location = (0.0, 0.0, 0.0)
+        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+        pb.rotation_euler = (0.0, 0.0, 0.0)
+        pb.rotation_axis_angle = (0.0, 0.0, 1.0, 0.0)
+        pb.scale = (1.0, 1.0, 1.0)
+
+
 def _child(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--one", type=Path, required=True)
@@ -184,13 +199,15 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--seconds", type=float)
     ap.add_argument("--update-fps", action="store_true")
     ap.add_argument("--log-dir", type=Path, required=True)
+    ap.add_argument("--actions")
     a = ap.parse_args(argv)
-    rows = run_file(a.one, a.conditions.split(","), a.seconds, a.update_fps, a.log_dir)
+    rows = run_file(a.one, a.conditions.split(","), a.seconds, a.update_fps, a.log_dir,
+                    a.actions.split(",") if a.actions else None)
     a.out.write_text(json.dumps(rows), encoding="utf-8")
     return 0
 
 
-def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: Path) -> dict:
+def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: Path, actions=None) -> dict:
     """One file in its own Python process; a crash there is this file's error, not the run's."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -201,6 +218,8 @@ def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: P
             cmd += ["--seconds", str(seconds)]
         if bvh_import == "update":
             cmd.append("--update-fps")
+        if actions:
+            cmd += ["--actions", ",".join(actions)]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode == 0 and out.is_file():
@@ -267,6 +286,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seconds", type=float, help="bake only the first S seconds of each action")
     ap.add_argument("--bvh-import", choices=("default", "update", "both"), default="both",
                     help="BVH: importer defaults, 'Update Scene FPS/Duration' ticked, or both")
+    ap.add_argument("--actions", help="comma-separated action names to run (default: every action)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--corpus", type=Path, default=corpus_import.CORPUS)
     a = ap.parse_args(argv)
@@ -289,7 +309,8 @@ def main(argv: list[str]) -> int:
     log_dir = Path(tempfile.mkdtemp(prefix="fatigue_corpus_logs_"))
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-        results = list(pool.map(lambda fm: run_in_child(fm[0], fm[1], conditions, a.seconds, log_dir), jobs))
+        actions = [x for x in a.actions.split(",") if x] if a.actions else None
+        results = list(pool.map(lambda fm: run_in_child(fm[0], fm[1], conditions, a.seconds, log_dir, actions), jobs))
     print_table(results, conditions)
     summary = summarise(results, conditions)
     summary["wall_s"] = round(time.perf_counter() - t0, 1)
