@@ -811,9 +811,9 @@ def rig_size(obj, mapping) -> "rig_space.RigMeasure":
 def rig_segment_lengths(obj, mapping: dict) -> dict[str, float]:
     """Rest-pose segment lengths (world metres) of the mapped skeleton for ``runtime.anthropometry``:
     thigh, shank and upper arm from joint to joint (mapped bone heads), hip and shoulder width
-    between the left and right joints; left and right averaged.  Only what the mapping pins down:
-    where the forearm ends (twist bones, hands) and where a rig's trunk joints sit vary too much
-    between rigs, so those keep the default proportion."""
+    between the left and right joints, left and right averaged; the trunk from the hip joints to
+    the neck joint.  Only what the mapping pins down: where the forearm ends (twist bones, hands)
+    varies too much between rigs, so it keeps the default proportion."""
     O = _np(obj.matrix_world)
 
     def joint(key):
@@ -835,4 +835,15 @@ def rig_segment_lengths(obj, mapping: dict) -> dict[str, float]:
         "hip_width": mean_length([("right_hip", "left_hip")]),
         "shoulder_width": mean_length([("right_shoulder", "left_shoulder")]),
     }
+    # The trunk as a whole, hip joints to the neck joint (where the spine joints between sit varies
+    # between rigs, its length does not): shared by the proxy's pelvis and chest links as the
+    # default has them, so a short-trunked character does not carry a long heavy trunk.
+    hips, neck = (joint("right_hip"), joint("left_hip")), joint("neck")
+    if all(p is not None for p in hips) and neck is not None:
+        from ..runtime.anthropometry import default_lengths
+
+        trunk = float(np.linalg.norm(neck - 0.5 * (hips[0] + hips[1])))
+        ref = default_lengths()
+        whole = ref["pelvis"] + ref["chest"]
+        out["pelvis"], out["chest"] = trunk * ref["pelvis"] / whole, trunk * ref["chest"] / whole
     return {k: v for k, v in out.items() if v is not None}
