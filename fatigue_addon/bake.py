@@ -16,6 +16,7 @@ operator runs phase 2 from a modal timer.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -26,7 +27,7 @@ import bpy
 import numpy as np
 
 from ..runtime import fatigue_params, metrics, proxy
-from . import anim, backend, checks, heat, retarget, rigmap
+from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
 from .checks import BakeInputError
 
 SUFFIX = ".fatigued"
@@ -335,39 +336,59 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
     with _assigned(obj, source):
         checks.check_armature(obj, scene, (start, end))
         mapping = resolve_mapping(obj, settings)
-        if settings.use_rig_height:
-            height = retarget.rig_height(obj)
-            if not (0.5 <= height <= 3.0):
-                raise BakeInputError(f"'{obj.name}' is {height:.2f} m tall in its rest pose: apply its scale "
-                                     f"(Ctrl A) or untick Height from rig and set a height of 0.5-3 m")
-        else:
-            height = float(settings.height)
-            if not (math.isfinite(height) and 0.5 <= height <= 3.0):
-                raise BakeInputError(f"Height is {height!r} m: set 0.5 to 3 m in the Fatigue panel")
+        height, size_notes = body_height(obj, settings, mapping)
         mass = float(settings.mass)
         if not (math.isfinite(mass) and 10.0 <= mass <= 300.0):
             raise BakeInputError(f"Mass is {mass!r} kg: set 10 to 300 kg in the Fatigue panel")
         t1 = time.perf_counter()
-        clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height)
-        cut = clip.root_cut(height)
-        if cut is not None:
-            raise BakeInputError(f"The root jumps {cut[1]:.2f} m between frames {start + cut[0]} and "
-                                 f"{start + cut[0] + 1}: a cut, teleport or stepped key in '{source.name}', not "
-                                 f"motion; bake the frames on either side separately (Range & Output: custom "
-                                 f"range) or key it smoothly (Bezier interpolation)")
+        plan = body_plan(obj, settings, mapping)
+        from ..runtime.anthropometry import standing_pelvis_height
+
+        pelvis = standing_pelvis_height(plan, height)
+        clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height, pelvis_height=pelvis)
+        clip, info, start, end = _settle_root_jumps(obj, mapping, source, clip, info, start, end, height, pelvis)
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
-        plan = body_plan(obj, settings, mapping)
     t3 = time.perf_counter()
     request = {"clip": clip, "schedule": schedule, "mode": settings.mode.lower(), "height": height, "mass": mass,
                "plan": plan, "policy": policy_path(settings), "effort_economy": float(settings.effort_economy)}
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
-                   warnings=list(info.warnings) + list(plan.notes if plan is not None else ()),
+                   warnings=size_notes + list(info.warnings) + list(plan.notes if plan is not None else ()),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
                    backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
                    take_name=take_name)
+
+
+def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, height: float, pelvis: float):
+    """Skip calibration frames at either end, bake in place when the root channel is not a
+    position, refuse a cut in the middle (see root_motion).  Returns (clip, info, start, end)."""
+    root = root_motion.plan(clip.root_pos, clip.fps, height)
+    if root.kind == "ok":
+        return clip, info, start, end
+    if root.kind == "trim":
+        new_start, new_end = start + root.first, start + root.last
+        clip, info = retarget.action_to_clip(obj, mapping, new_start, new_end, proxy_height=height, pelvis_height=pelvis)
+        skipped = []
+        if new_start > start:
+            skipped.append(f"{start}-{new_start - 1}")
+        if new_end < end:
+            skipped.append(f"{new_end + 1}-{end}")
+        info.warnings.insert(0, f"the root jumps away at frames {' and '.join(skipped)} (a calibration pose, not "
+                                f"motion): baked frames {new_start}-{new_end}")
+        return clip, info, new_start, new_end
+    if root.kind == "in_place":
+        clip = dataclasses.replace(clip, root_pos=root_motion.in_place(clip.root_pos, pelvis))
+        info.warnings.insert(0, f"the root of '{source.name}' jumps on {len(root.jumps)} of {clip.frames - 1} frames "
+                                f"(up to {root.metres:.3g} m at once): its channel is not a position, so the take is "
+                                f"baked in place")
+        return clip, info, start, end
+    cut = root.jumps[0]
+    raise BakeInputError(f"The root jumps {root.metres:.2f} m between frames {start + cut} and "
+                         f"{start + cut + 1}: a cut, teleport or stepped key in '{source.name}', not "
+                         f"motion; bake the frames on either side separately (Range & Output: custom "
+                         f"range) or key it smoothly (Bezier interpolation)")
 
 
 TAKE_TAG = "fatigued_take_of"     # custom property on every written take: its source action's name
@@ -382,6 +403,21 @@ def check_take_name(name: str, source) -> None:
     existing = bpy.data.actions.get(name)
     if existing is not None and name != source.name + SUFFIX and existing.get(TAKE_TAG) is None:
         raise BakeInputError(f"an action '{name}' already exists and is not a fatigued take: give another take name")
+
+
+def body_height(obj, settings, mapping) -> tuple[float, list]:
+    """The simulated body's height (m) and what to tell the animator about it.  From the rig when
+    it asks for that and the rig measures a human height in metres; a rig in other units (a BVH
+    in centimetres or inches) is simulated at the panel's Height and says so: the retarget maps
+    positions by the ratio, so the take stays in the rig's own units."""
+    size = retarget.rig_size(obj, mapping)
+    if settings.use_rig_height and size.in_metres:
+        return float(size.stature), []
+    height = float(settings.height)
+    if not (math.isfinite(height) and 0.5 <= height <= 3.0):
+        raise BakeInputError(f"Height is {height!r} m: set 0.5 to 3 m in the Fatigue panel")
+    notes = [rig_space.units_note(obj.name, size.stature, height)] if settings.use_rig_height else []
+    return height, notes
 
 
 def policy_path(settings) -> str | None:
@@ -403,7 +439,8 @@ def body_plan(obj, settings, mapping: dict):
 
     if settings.proportions != "RIG":
         return None
-    return anthropometry.plan_from_lengths(retarget.rig_segment_lengths(obj, mapping), retarget.rig_height(obj),
+    return anthropometry.plan_from_lengths(retarget.rig_segment_lengths(obj, mapping),
+                                           retarget.rig_size(obj, mapping).stature,
                                            sex=settings.mass_distribution.lower())
 
 

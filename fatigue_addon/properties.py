@@ -117,10 +117,13 @@ class FatigueSettings(bpy.types.PropertyGroup):
 
     # --- proxy body -------------------------------------------------------------------------------
     use_rig_height: bpy.props.BoolProperty(
-        name="Height from rig", description="Size the simulated body like the armature's rest pose (sole to crown)",
+        name="Height from rig",
+        description="Size the simulated body like the armature (its joint chains, measured in the world) when it "
+                    "is in metres; a rig in other units (centimetres, inches) is simulated at Height",
         default=True)
     height: bpy.props.FloatProperty(
-        name="Height", description="Height of the simulated body when not taken from the rig",
+        name="Height", description="Height of the simulated body when not taken from the rig, or when the rig is "
+                                   "not in metres",
         default=1.75, min=0.5, max=3.0, unit="LENGTH")
     mass: bpy.props.FloatProperty(
         name="Mass", description="Body mass of the simulated character (kg)", default=70.0, min=10.0, max=300.0)

@@ -50,7 +50,7 @@ import numpy as np
 
 from ..runtime import clip as rclip
 from ..runtime import proxy, quat, repeatable
-from . import anim, rigmap
+from . import anim, rig_space, rigmap
 from .checks import BakeInputError
 
 
@@ -102,6 +102,7 @@ class RetargetInfo:
     proxy_rest: dict             # key -> (3, 3) C_j
     method: str                  # "fcurves" or "scene"
     off_axis_deg: dict = field(default_factory=dict)   # knee/elbow: max rotation off the hinge axis
+    object_matrix: np.ndarray | None = None            # (4, 4) the object's world matrix the bones were read under
     warnings: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)        # seconds per stage
 
@@ -126,6 +127,8 @@ class RetargetInfo:
         d["root_offset"] = np.asarray(d["root_offset"], dtype=float)
         d["rest_world"] = {k: np.asarray(v, dtype=float) for k, v in d["rest_world"].items()}
         d["proxy_rest"] = {k: np.asarray(v, dtype=float) for k, v in d["proxy_rest"].items()}
+        if d.get("object_matrix") is not None:
+            d["object_matrix"] = np.asarray(d["object_matrix"], dtype=float)
         return cls(**d)
 
 
@@ -373,8 +376,28 @@ def _mapping_bones(obj, mapping) -> dict:
     return bones
 
 
-def _rest_geometry(obj, bones: dict, proxy_height: float) -> dict:
-    O = _np(obj.matrix_world)
+def _subtree_heads(obj, name: str) -> list:
+    return [c.head_local for c in obj.data.bones[name].children_recursive]
+
+
+def _segment_end(obj, name: str, world, along=None):
+    """Where bone ``name``'s segment ends in the rest pose: the head of its first child (or, with
+    ``along``, the child head farthest along that direction), else its tail.  Tails only as a
+    last resort: importers give leaf bones arbitrary lengths."""
+    heads = _subtree_heads(obj, name) if along is not None else [c.head_local for c in obj.data.bones[name].children]
+    if not heads:
+        return world(obj.data.bones[name].tail_local)
+    pts = [world(h) for h in heads]
+    if along is None:
+        return pts[0]
+    return max(pts, key=lambda p: float(p @ along))
+
+
+def _rest_geometry(obj, bones: dict, O: np.ndarray) -> dict:
+    """The rig's rest pose in its own body axes: bone rest rotations, the proxy posed like it
+    (``C_body``, in body axes: forward +X, left +Y, up +Z), the body axes ``Fr`` in the world and
+    the rig's size.  Joint positions only (bone heads), never the world's Z: rest poses lie,
+    stand on their heads or hang from rotated parents."""
     O3 = O[:3, :3]
 
     def world(p):
@@ -384,73 +407,63 @@ def _rest_geometry(obj, bones: dict, proxy_height: float) -> dict:
         return world(obj.data.bones[bones[key]].head_local)
 
     rest_world = {k: polar(O3 @ _np(obj.data.bones[bones[k]].matrix_local)[:3, :3]) for k in rigmap.HUMANOID_KEYS}
-    pts = np.array([world(p) for b in obj.data.bones for p in (b.head_local, b.tail_local)])
-    floor, top = float(pts[:, 2].min()), float(pts[:, 2].max())
-    rig_height = top - floor
-    if rig_height < 1e-6:
-        raise RetargetError(f"'{obj.name}' has no height in its rest pose: check the armature's scale")
-    left = (head("left_hip") - head("right_hip")) + (head("left_shoulder") - head("right_shoulder"))
-    left[2] = 0.0
-    if np.linalg.norm(left) < 1e-6 * rig_height:
+    joints = {k: head(k) for k in rigmap.HUMANOID_KEYS}
+    try:
+        Fr = rig_space.body_frame(joints)
+    except ValueError:
         raise RetargetError(f"cannot tell which way '{obj.name}' faces (its left and right bones coincide): "
-                            f"check the left/right entries of the Rig Mapping list")
-    fwd = np.cross(left, _UP)
-    A = _rot_z(-math.atan2(fwd[1], fwd[0]))
-    s = proxy_height / rig_height
+                            f"check the left/right entries of the Rig Mapping list") from None
+    size = rig_space.measure(joints, up=Fr[:, 2])
+    if size.stature < 1e-6:
+        raise RetargetError(f"'{obj.name}' has no size in its rest pose: check the armature's scale")
+    up = Fr[:, 2]
     pelvis_head = head("pelvis")
-    # The animation's ground is world z = 0: scale about it, then shift by the difference between
-    # the proxy's pelvis height and the rig's (scaled), both above their soles in the rest pose.
-    # Bones stop above the sole (a toe bone sits a few cm up), so a rest pose whose lowest bone is
-    # near z = 0 stands on z = 0; one far from it (a BVH's rest pose hangs around the origin while
-    # its motion stands on the floor) is measured from its lowest bone.
-    ground = 0.0 if -0.02 * rig_height <= floor <= 0.1 * rig_height else floor
-    offset = np.array([0.0, 0.0, PROXY_PELVIS_HEIGHT * proxy_height / proxy.DEFAULT_HEIGHT
-                       - s * (pelvis_head[2] - ground)])
-
-    # segment ends in the rest pose
-    def bone_pts(name):
-        out = []
-        for n in [name] + [c.name for c in obj.data.bones[name].children_recursive]:
-            b = obj.data.bones[n]
-            out.extend((world(b.head_local), world(b.tail_local)))
-        return out
-
-    def tail(key):
-        return world(obj.data.bones[bones[key]].tail_local)
-
-    ends = {
-        "chest": head("neck"),
-        "neck": max(bone_pts(bones["neck"]), key=lambda p: p[2]),
-    }
+    ends = {"chest": head("neck"), "neck": _segment_end(obj, bones["neck"], world, along=up)}
     base = {"chest": pelvis_head}     # the proxy's chest link spans the whole trunk
     for side in ("right", "left"):
         ends[f"{side}_hip"] = head(f"{side}_knee")
         ends[f"{side}_knee"] = head(f"{side}_ankle")
         ends[f"{side}_shoulder"] = head(f"{side}_elbow")
-        hand = bones.get(f"{side}_hand")
-        ends[f"{side}_elbow"] = (world(obj.data.bones[hand].head_local)
-                                 if hand in obj.data.bones else tail(f"{side}_elbow"))
-        toe = bones.get(f"{side}_toe")
-        ends[f"{side}_ankle"] = (world(obj.data.bones[toe].head_local)
-                                 if toe in obj.data.bones else tail(f"{side}_ankle"))
+        for key, tip in ((f"{side}_elbow", f"{side}_hand"), (f"{side}_ankle", f"{side}_toe")):
+            b = bones.get(tip)
+            ends[key] = world(obj.data.bones[b].head_local) if b and b in obj.data.bones else _segment_end(obj, bones[key], world)
     C = {"pelvis": R0.copy()}
     warnings = []
     for key in CHAIN_ORDER:
         parent = rigmap.KEY_PARENT[key]
-        d = A @ (ends[key] - base.get(key, head(key)))
+        d = Fr.T @ (ends[key] - base.get(key, head(key)))
         if key.endswith("_ankle"):
             d[2] = 0.0
-            yaw = math.atan2(d[1], d[0]) if np.linalg.norm(d) > 1e-3 * rig_height else 0.0
+            yaw = math.atan2(d[1], d[0]) if np.linalg.norm(d) > 1e-3 * size.stature else 0.0
             C[key] = _rot_z(yaw) @ R0
             continue
-        if np.linalg.norm(d) < 1e-6 * rig_height:
+        if np.linalg.norm(d) < 1e-6 * size.stature:
             warnings.append(f"{rigmap.KEY_LABELS[key]} '{bones[key]}' has no length in the rest pose")
             C[key] = C[parent].copy()
             continue
         d_proxy = C[parent] @ R0.T @ SEGMENT_DIRECTION[key]
         C[key] = _swing(d_proxy, d) @ C[parent]
-    return {"A": A, "scale": s, "offset": offset, "rig_height": rig_height, "rest_world": rest_world,
-            "C": C, "O": O, "warnings": warnings}
+    return {"rest_world": rest_world, "C_body": C, "Fr": Fr, "size": size, "warnings": warnings}
+
+
+def _motion_axes(obj, world: dict, geo: dict) -> tuple[np.ndarray, list]:
+    """A: the world rotation that stands the motion up (see rig_space.motion_up) and turns its
+    facing in the first frame onto +X.  Returns (A, warnings)."""
+    pos = {k: world[k][:, :3, 3] for k in ("pelvis", "neck", "right_hip", "left_hip", "right_shoulder", "left_shoulder")}
+    axis, axis_name = rig_space.motion_up(geo["Fr"], pos["neck"] - pos["pelvis"])
+    warnings = []
+    U = np.eye(3)
+    if axis is not None:
+        U = rig_space.rotation_onto_z(axis)
+        warnings.append(f"'{obj.name}' stands along {axis_name}, not Z, all through its motion (a file imported "
+                        f"with another up axis): simulated standing up along {axis_name}")
+    # Facing: the rest pose's when it stands (or stands on its head), so every action of a rig
+    # gets the same axes; the first frame's when the rest pose lies down and has no heading.
+    yaw = rig_space.facing_yaw(U @ geo["Fr"][:, 1]) if abs((U @ geo["Fr"][:, 2])[2]) > 0.5 else None
+    if yaw is None:
+        left = (pos["left_hip"] - pos["right_hip"]) + (pos["left_shoulder"] - pos["right_shoulder"])
+        yaw = next((y for y in (rig_space.facing_yaw(v) for v in left @ U.T) if y is not None), 0.0)
+    return _rot_z(-yaw) @ U, warnings
 
 
 # ============================================================================= forward: action -> Clip
@@ -471,30 +484,48 @@ def _sample_world_fcurves(obj, action, slot_handle, bones: dict, frames: np.ndar
     return world
 
 
-def _sample_world_scene(obj, bones: dict, frames: np.ndarray):
+def _sample_world_scene(obj, bones: dict, frames: np.ndarray, O: np.ndarray):
+    """Evaluated pose matrices per frame (constraints, drivers, NLA), placed by the fixed object
+    matrix ``O``: the object's own motion (an animated parent, object keys) is not part of the
+    performance the body simulates; it still moves the baked take at playback.  Returns the world
+    matrices and whether the object moved over the frames."""
     scene = bpy.context.scene
     keep = (scene.frame_current, scene.frame_subframe)
     T = len(frames)
     world = {k: np.empty((T, 4, 4)) for k in rigmap.HUMANOID_KEYS}
     pbs = {k: obj.pose.bones[bones[k]] for k in rigmap.HUMANOID_KEYS}
+    moved = 0.0
     try:
         for i, f in enumerate(frames):
             fi = int(math.floor(f))
             scene.frame_set(fi, subframe=float(f - fi))
-            O = _np(obj.matrix_world)
+            moved = max(moved, float(np.abs(_np(obj.matrix_world) - O).max()))
             for k, pb in pbs.items():
                 world[k][i] = O @ _np(pb.matrix)
     finally:
         scene.frame_set(keep[0], subframe=keep[1])
-    return world
+    return world, moved
+
+
+def object_matrix_at(obj, frame: int) -> np.ndarray:
+    """``obj.matrix_world`` at ``frame`` (the scene is put back where it was)."""
+    scene = bpy.context.scene
+    keep = (scene.frame_current, scene.frame_subframe)
+    try:
+        scene.frame_set(int(frame))
+        return _np(obj.matrix_world)
+    finally:
+        scene.frame_set(keep[0], subframe=keep[1])
 
 
 def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height: float | None = None,
-                   method: str = "auto"):
+                   method: str = "auto", pelvis_height: float | None = None):
     """Sample ``obj``'s assigned action over [frame_start, frame_end] into a proxy-space Clip.
 
     ``mapping``: a ``rigmap.Mapping`` or a dict key -> bone name.  ``proxy_height`` defaults to
-    ``runtime.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".
+    ``runtime.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".  ``pelvis_height``:
+    the simulated body's pelvis above its soles standing straight (m; default: the default
+    proportions' at ``proxy_height``), where the rig's standing pelvis is put.
     Returns ``(Clip, RetargetInfo)``; raises RetargetError / RigMappingError (one line) on bad input.
     """
     import time
@@ -517,30 +548,44 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     if not (0.3 <= proxy_height <= 3.0):
         raise RetargetError(f"proxy height {proxy_height:.2f} m is not a human's: use 0.3 to 3 m")
     frames = np.arange(frame_start, frame_end + 1, dtype=np.float64)
-    geo = _rest_geometry(obj, bones, proxy_height)
-    warnings = list(geo["warnings"])
     reasons = scene_path_reasons(obj, [bones[k] for k in rigmap.HUMANOID_KEYS])
     if method == "auto":
         method = "scene" if reasons else "fcurves"
+    O = object_matrix_at(obj, frame_start) if method == "scene" else _np(obj.matrix_world)
+    geo = _rest_geometry(obj, bones, O)
+    warnings = list(geo["warnings"])
     t1 = time.perf_counter()
     if method == "fcurves":
         slot = getattr(obj.animation_data, "action_slot", None)
-        world = _sample_world_fcurves(obj, action, slot.handle if slot is not None else None, bones, frames, geo["O"])
+        world = _sample_world_fcurves(obj, action, slot.handle if slot is not None else None, bones, frames, O)
     else:
-        world = _sample_world_scene(obj, bones, frames)
+        world, moved = _sample_world_scene(obj, bones, frames, O)
+        if moved > 1e-6:
+            warnings.append(f"'{obj.name}' itself moves (a parent, object keys or constraints): that motion is "
+                            f"kept as it is, the body simulates the bones' motion under it")
     t2 = time.perf_counter()
-    A, s = geo["A"], geo["scale"]
+    A, motion_notes = _motion_axes(obj, world, geo)
+    warnings.extend(motion_notes)
+    size = geo["size"]
+    s = proxy_height / size.stature
+    C = {k: A @ geo["Fr"] @ c for k, c in geo["C_body"].items()}
     P = {}
     for key in rigmap.HUMANOID_KEYS:
         W = polar(world[key][:, :3, :3])
         D = W @ geo["rest_world"][key].T
-        P[key] = A @ D @ A.T @ geo["C"][key]
+        P[key] = A @ D @ A.T @ C[key]
     qP = {k: mat_to_quat(v) for k, v in P.items()}
     root_rot = quat.make_continuous(qP["pelvis"])
     joint_rots = np.stack([quat.multiply(quat.conjugate(qP[rigmap.KEY_PARENT[k]]), qP[k]) for k in JOINT_KEYS], axis=1)
     joint_rots = quat.make_continuous(quat.normalize(joint_rots))
     pelvis_head = world["pelvis"][:, :3, 3]
-    root_pos = s * pelvis_head @ A.T + geo["offset"]
+    # The proxy's pelvis stands at its own height where the rig's stands at its own (straight legs
+    # on world z = 0), so legs of other proportions still reach the floor.  A motion whose floor is
+    # elsewhere keeps it: the simulation measures the floor under the clip's soles itself.
+    if pelvis_height is None:
+        pelvis_height = PROXY_PELVIS_HEIGHT * proxy_height / proxy.DEFAULT_HEIGHT
+    offset = np.array([0.0, 0.0, pelvis_height - s * size.pelvis_standing])
+    root_pos = s * pelvis_head @ A.T + offset
     off_axis = {k: float(np.degrees(_twist_off_axis(joint_rots[:, JOINT_KEYS.index(k)]).max())) for k in REVOLUTE_KEYS}
     for k, deg in off_axis.items():
         if deg > 20.0:
@@ -553,9 +598,9 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     info = RetargetInfo(
         armature=obj.name, action=action.name, slot_handle=slot.handle if slot is not None else None,
         frame_start=frame_start, frame_end=frame_end, fps=float(fps),
-        bones={k: bones[k] for k in rigmap.HUMANOID_KEYS}, align=A, scale=float(s), root_offset=geo["offset"],
-        rig_height=float(geo["rig_height"]), proxy_height=proxy_height, rest_world=geo["rest_world"],
-        proxy_rest=geo["C"], method=method, off_axis_deg=off_axis, warnings=warnings,
+        bones={k: bones[k] for k in rigmap.HUMANOID_KEYS}, align=A, scale=float(s), root_offset=offset,
+        rig_height=float(size.stature), proxy_height=proxy_height, rest_world=geo["rest_world"],
+        proxy_rest=C, method=method, off_axis_deg=off_axis, warnings=warnings, object_matrix=O,
     )
     extra = {k: bones[k] for k in rigmap.OPTIONAL_KEYS if bones.get(k)}
     info.bones.update(extra)
@@ -621,7 +666,7 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
     mapped = {bones[k]: k for k in rigmap.HUMANOID_KEYS}
     order = _closure(obj, list(mapped))
     bases = _bases(obj, chans, order, T)
-    O = _np(obj.matrix_world)
+    O = info.object_matrix if info.object_matrix is not None else _np(obj.matrix_world)
     O_inv = np.linalg.inv(O)
     O_rot = polar(O[:3, :3])
     mats, new_rot, new_loc = {}, {}, None
@@ -753,23 +798,22 @@ def _curve_writer(action, obj):
     return lambda path, index, group: action.fcurves.new(path, index=index, action_group=group)
 
 
-def rig_height(obj) -> float:
-    """Sole-to-crown height (world metres) of ``obj``'s rest pose: the proxy height ``action_to_clip``
-    should get so that the simulated body has the character's size."""
+def rig_size(obj, mapping) -> "rig_space.RigMeasure":
+    """The rig's size in its world units (object and parent transforms included), from the
+    lengths of its mapped joint chains: what ``action_to_clip`` scales to the proxy's height."""
+    bones = _mapping_bones(obj, mapping)
     O = _np(obj.matrix_world)
-    pts = np.array([tuple(p) for b in obj.data.bones for p in (b.head_local, b.tail_local)], dtype=float)
-    if len(pts) == 0:
-        return 0.0
-    z = pts @ O[2, :3] + O[2, 3]
-    return float(z.max() - z.min())
+    joints = {k: O[:3, :3] @ np.array(obj.data.bones[bones[k]].head_local, dtype=float) + O[:3, 3]
+              for k in rigmap.HUMANOID_KEYS}
+    return rig_space.measure(joints)
 
 
 def rig_segment_lengths(obj, mapping: dict) -> dict[str, float]:
     """Rest-pose segment lengths (world metres) of the mapped skeleton for ``runtime.anthropometry``:
     thigh, shank and upper arm from joint to joint (mapped bone heads), hip and shoulder width
-    between the left and right joints; left and right averaged.  Only what the mapping pins down:
-    where the forearm ends (twist bones, hands) and where a rig's trunk joints sit vary too much
-    between rigs, so those keep the default proportion."""
+    between the left and right joints, left and right averaged; the trunk from the hip joints to
+    the neck joint.  Only what the mapping pins down: where the forearm ends (twist bones, hands)
+    varies too much between rigs, so it keeps the default proportion."""
     O = _np(obj.matrix_world)
 
     def joint(key):
@@ -791,4 +835,15 @@ def rig_segment_lengths(obj, mapping: dict) -> dict[str, float]:
         "hip_width": mean_length([("right_hip", "left_hip")]),
         "shoulder_width": mean_length([("right_shoulder", "left_shoulder")]),
     }
+    # The trunk as a whole, hip joints to the neck joint (where the spine joints between sit varies
+    # between rigs, its length does not): shared by the proxy's pelvis and chest links as the
+    # default has them, so a short-trunked character does not carry a long heavy trunk.
+    hips, neck = (joint("right_hip"), joint("left_hip")), joint("neck")
+    if all(p is not None for p in hips) and neck is not None:
+        from ..runtime.anthropometry import default_lengths
+
+        trunk = float(np.linalg.norm(neck - 0.5 * (hips[0] + hips[1])))
+        ref = default_lengths()
+        whole = ref["pelvis"] + ref["chest"]
+        out["pelvis"], out["chest"] = trunk * ref["pelvis"] / whole, trunk * ref["chest"] / whole
     return {k: v for k, v in out.items() if v is not None}

@@ -158,12 +158,12 @@ _ALIASES: list[tuple[str, bool, re.Pattern]] = [
     ("neck", False, re.compile(r"^neck(?:lower|upper|twist|base)?\d*$")),
     ("head", False, re.compile(r"^head\d*$")),
     ("thigh", True, re.compile(r"^(?:thigh|thighbend|upleg|upperleg|legupper|uprleg|uleg|hip|femur)(?:0?1)?$")),
-    ("shin", True, re.compile(r"^(?:shin|shinbend|calf|leg|lowerleg|leglower|lwrleg|lleg|knee|tibia|crus)(?:0?1)?$")),
+    ("shin", True, re.compile(r"^(?:shin|shinbend|calf|leg|lowerleg|leglower|lwrleg|lowleg|loleg|lleg|knee|tibia|crus)(?:0?1)?$")),
     ("foot", True, re.compile(r"^(?:foot|ankle|feet)(?:0?1)?$")),
     ("toe", True, re.compile(r"^(?:toes?|toebase|ball|toe0|toes0|toe01)$")),
     ("clavicle", True, re.compile(r"^(?:clavicle|collar|shoulder|clav|collarbone)(?:0?1)?$")),
     ("upperarm", True, re.compile(r"^(?:upperarm|arm|shldrbend|shldr|armupper|uparm|uprarm|humerus|upperarmbend)(?:0?1)?$")),
-    ("forearm", True, re.compile(r"^(?:forearm|lowerarm|forearmbend|elbow|armlower|lwrarm|loarm|radius)(?:0?1)?$")),
+    ("forearm", True, re.compile(r"^(?:forearm|lowerarm|forearmbend|elbow|armlower|lwrarm|lowarm|loarm|radius)(?:0?1)?$")),
     ("hand", True, re.compile(r"^(?:hand|wrist)(?:0?1)?$")),
 ]
 
@@ -197,12 +197,16 @@ def split_side(name: str) -> tuple[str | None, str]:
 def parse_name(name: str) -> tuple[str | None, str | None, str, int]:
     """(class, side, normalised base, priority) of a bone name; class None when unknown.
 
-    Priority: 0 plain, 1 ``DEF-``, 2 ``ORG-``; ``MCH-`` bones get class None.
+    Priority: 0 plain, 1 ``DEF-``, 2 ``ORG-``, 3 helpers named with leading underscores;
+    ``MCH-`` bones get class None.
     """
     short = _NAMESPACE.sub("", name)
     if _MCH.match(short):
         return None, None, short.lower(), 9
     priority = 0
+    if short.startswith("_"):            # helper / offset bones (MakeHuman "__UpLeg_L"): last choice
+        short = short.lstrip("_")
+        priority = 3
     if re.match(r"^def[\-_.]", short, re.I):
         priority = 1
     elif re.match(r"^org[\-_.]", short, re.I):
@@ -237,15 +241,24 @@ class _Bone:
 
 
 class _Rig:
-    """Rest-pose hierarchy and world geometry of an armature object (read once)."""
+    """Hierarchy and world geometry of an armature object (read once): its rest pose, or with
+    ``posed`` the pose it holds at the current frame, optionally turned by ``turn`` (3x3 rows).
+    Heights and the floor come from bone heads (joints) only: importers give leaf bones arbitrary
+    tails (100x too long in some glTF files)."""
 
-    def __init__(self, obj):
+    def __init__(self, obj, posed: bool = False, turn=None):
         mw = obj.matrix_world
         self.name = obj.name
         self.bones: dict[str, _Bone] = {}
         for b in obj.data.bones:
-            head = tuple(mw @ b.head_local)
-            tail = tuple(mw @ b.tail_local)
+            pb = obj.pose.bones[b.name] if posed else None
+            head_arm = pb.head if posed else b.head_local
+            tail_arm = pb.tail if posed else b.tail_local
+            head = tuple(mw @ head_arm)
+            tail = tuple(mw @ tail_arm)
+            if turn is not None:            # read the rig as if ``turn`` stood it up
+                head = tuple(sum(turn[i][k] * head[k] for k in range(3)) for i in range(3))
+                tail = tuple(sum(turn[i][k] * tail[k] for k in range(3)) for i in range(3))
             depth = 0
             p = b.parent
             while p is not None:
@@ -254,8 +267,8 @@ class _Rig:
             length = sum((a - c) ** 2 for a, c in zip(head, tail)) ** 0.5
             self.bones[b.name] = _Bone(b.name, b.parent.name if b.parent else None,
                                        [c.name for c in b.children], head, tail,
-                                       tuple(b.head_local), depth, length)
-        zs = [p[2] for b in self.bones.values() for p in (b.head, b.tail)]
+                                       tuple(head_arm), depth, length)
+        zs = [b.head[2] for b in self.bones.values()]
         self.floor = min(zs) if zs else 0.0
         self.height = (max(zs) - self.floor) if zs else 0.0
 
@@ -297,10 +310,11 @@ class _Rig:
         return []
 
     def subtree_points(self, name: str) -> list[tuple]:
-        pts = []
-        for n in [name] + self.descendants(name):
-            b = self.bones[n]
-            pts.extend((b.head, b.tail))
+        """Joint positions (bone heads) of ``name`` and everything below it; a lone bone adds its tail."""
+        names = [name] + self.descendants(name)
+        pts = [self.bones[n].head for n in names]
+        if len(names) == 1:
+            pts.append(self.bones[name].tail)
         return pts
 
 
@@ -341,6 +355,12 @@ def _by_names(rig: _Rig) -> tuple[dict[str, str], list[str]]:
             if shin:
                 bones[f"{side}_knee"] = shin
                 foot = nearest("foot", side, shin)
+                if foot is None:
+                    # feet parented elsewhere for IK (to the root or a control bone)
+                    foot = best("foot", side)
+                    if foot:
+                        notes.append(f"{side} foot '{foot}' is not parented under the shin '{shin}' (IK): "
+                                     f"its rotation is simulated, its position stays as keyed")
                 if foot:
                     bones[f"{side}_ankle"] = foot
                     toe = nearest("toe", side, foot)
@@ -387,7 +407,14 @@ def _by_names(rig: _Rig) -> tuple[dict[str, str], list[str]]:
         if chest is not None and is_cls(chest, "neck", "head"):
             chest = next((a for a in rig.ancestors(chest) if not is_cls(a, "neck", "head")), None)
         if chest is not None and pelvis is not None and not rig.is_ancestor(pelvis, chest):
-            chest = None
+            # the named hips hang beside the spine (MakeHuman: Root -> Hips -> legs, Root -> Spine1):
+            # the body's pelvis is where legs and spine meet
+            common = rig.lca(pelvis, chest)
+            if common is not None and common != chest:
+                pelvis = common
+                bones["pelvis"] = pelvis
+            else:
+                chest = None
     if chest is None and pelvis is not None:
         spine = [n for _, _, n in cands.get(("spine", None), []) if rig.is_ancestor(pelvis, n)]
         necks = [n for _, _, n in cands.get(("neck", None), []) if rig.is_ancestor(pelvis, n)]
@@ -439,7 +466,7 @@ def _ground_limbs(rig: _Rig) -> list[list[str]]:
     """Groups of leaf bones that reach the floor, one group per limb."""
     H = rig.height
     leaves = [n for n, b in rig.bones.items() if not b.children
-              and min(b.head[2], b.tail[2]) <= rig.floor + 0.08 * H]
+              and b.head[2] <= rig.floor + 0.08 * H]
     groups: list[list[str]] = []
     for leaf in leaves:
         for g in groups:
@@ -462,6 +489,18 @@ def _long_bones(rig: _Rig, chain: list[str], min_len: float) -> list[str]:
         if sum((a - c) ** 2 for a, c in zip(b.head, end)) ** 0.5 >= min_len:
             out.append(n)
     return out
+
+
+def _left_from_feet(rig: _Rig, feet: list) -> list | None:
+    """The body's left (world, horizontal) from where its toes point, or None without toes."""
+    fwd = [0.0, 0.0, 0.0]
+    for foot, toe in feet:
+        if foot and toe:
+            d = _vec(rig.bones[foot].head, rig.bones[toe].head)
+            fwd = [a + b for a, b in zip(fwd, d)]
+    if (fwd[0] ** 2 + fwd[1] ** 2) ** 0.5 < 1e-6:
+        return None
+    return [-fwd[1], fwd[0], 0.0]          # up x forward
 
 
 def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
@@ -489,8 +528,16 @@ def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
         after = chain[chain.index(shin) + 1:] if chain.index(shin) + 1 < len(chain) else []
         legs[thigh] = (shin, after[0] if after else None, after[1] if len(after) > 1 else None)
     thighs = list(legs)
-    x = [rig.bones[t].head_arm[0] for t in thighs]
-    order = ("left", "right") if x[0] > x[1] else ("right", "left")
+    left = _left_from_feet(rig, [(legs[t][1], legs[t][2]) for t in thighs])
+
+    def leftness(name: str, centre: str) -> float:
+        """How far to the body's left ``name`` sits from ``centre`` (the toes point forward; without
+        toes, Blender's convention that +X of the armature is the rig's left)."""
+        if left is None:
+            return rig.bones[name].head_arm[0] - rig.bones[centre].head_arm[0]
+        return _dot(_vec(rig.bones[centre].head, rig.bones[name].head), left)
+
+    order = ("left", "right") if leftness(thighs[0], pelvis) > leftness(thighs[1], pelvis) else ("right", "left")
     for side, thigh in zip(order, thighs):
         shin, foot, toe = legs[thigh]
         bones[f"{side}_hip"] = thigh
@@ -534,12 +581,12 @@ def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
         # path to the bone farthest out to the side (the arm's tip)
         cand = [root] + rig.descendants(root)
         ch = rig.bones[chest].head
-        tip = max(cand, key=lambda n: sum((a - c) ** 2 for a, c in zip(rig.bones[n].tail, ch)))
+        tip = max(cand, key=lambda n: sum((a - c) ** 2 for a, c in zip(rig.bones[n].head, ch)))
         chain = [root] + rig.path(root, tip) if tip != root else [root]
         long = _long_bones(rig, chain, 0.1 * H)
         if len(long) < 2:
             continue
-        side = "left" if rig.bones[long[0]].head_arm[0] > cx else "right"
+        side = "left" if leftness(long[0], chest) > 0 else "right"
         bones[f"{side}_shoulder"] = long[0]
         bones[f"{side}_elbow"] = long[1]
         k = chain.index(long[1])
@@ -555,6 +602,29 @@ def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
             rig.bones[bones["left_shoulder"]].head[2] < rig.bones[pelvis].head[2]):
         return bones, "its arms hang from below the pelvis"
     return bones, None
+
+
+def _by_geometry_any_way_up(obj, geo: dict, reason: str) -> tuple[dict, str | None]:
+    """Geometry for a rig that does not stand on world Z: its rest pose lying down or on its head
+    (the animation stands it up), or rest and motion both along another axis (a file imported
+    with another up axis).  The current pose, then the rest pose, are read with each world axis
+    as up; the first reading that finds a whole humanoid wins, else the one that found most.  (A
+    reading with the wrong up also tells left from right wrongly, so only whole ones count.)"""
+    import numpy as np
+
+    from .rig_space import rotation_onto_z
+
+    axes = [np.array(a, dtype=float) for a in ((0, 0, 1), (0, 1, 0), (0, -1, 0), (1, 0, 0), (-1, 0, 0), (0, 0, -1))]
+    for posed in (True, False):
+        for axis in axes:
+            if not posed and axis[2] == 1.0:
+                continue                    # the plain rest pose: already read
+            found, why = _by_geometry(_Rig(obj, posed=posed, turn=rotation_onto_z(axis).tolist()))
+            if why is None and all(k in found for k in HUMANOID_KEYS):
+                return found, None
+            if len(found) > len(geo):
+                geo, reason = found, why
+    return geo, reason
 
 
 # ============================================================================= public API
@@ -590,6 +660,8 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
     reason = None
     if any(k not in bones for k in HUMANOID_KEYS):
         geo, reason = _by_geometry(rig)
+        if reason is not None:
+            geo, reason = _by_geometry_any_way_up(obj, geo, reason)
         used = set(bones.values())
         for group in _GROUPS:
             if all(k in bones for k in group):
@@ -630,8 +702,9 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
 def validate_mapping(obj, mapping: Mapping, rig: _Rig | None = None) -> list[str]:
     """Problems with a mapping on this armature (empty list = usable).
 
-    Missing bones and broken chains are problems; ``not humanoid: ...`` entries mean the rest
-    pose is not upright (neck below the pelvis, feet above the knees).
+    Missing bones and broken chains are problems; ``not humanoid: ...`` entries mean the skeleton
+    is not a person's (legs that do not hang from the trunk, arms below the feet, a tail), judged
+    in its own body axes so that any rest orientation is judged alike.
     """
     rig = rig or _Rig(obj)
     problems = []
@@ -650,28 +723,74 @@ def validate_mapping(obj, mapping: Mapping, rig: _Rig | None = None) -> list[str
     if problems:
         return problems
     for child, parent in KEY_PARENT.items():
+        if child.endswith("_ankle"):
+            continue            # feet parented to the root or a control bone for IK are fine
         if not rig.is_ancestor(mapping[parent], mapping[child]):
             problems.append(f"{KEY_LABELS[child]} '{mapping[child]}' is not below {KEY_LABELS[parent]} "
                             f"'{mapping[parent]}' in the hierarchy")
-    z = {k: rig.bones[mapping[k]].head[2] for k in HUMANOID_KEYS}
-    H = max(rig.height, 1e-6)
-    if z["neck"] < z["pelvis"] + 0.15 * H:
-        problems.append("not humanoid: its neck is not above its pelvis in the rest pose")
-    else:
-        trunk = [a - b for a, b in zip(rig.bones[mapping["neck"]].head, rig.bones[mapping["pelvis"]].head)]
-        if trunk[2] < 0.5 * sum(x * x for x in trunk) ** 0.5:
-            problems.append("not humanoid: its spine leans more than 60 degrees in the rest pose")
+    problems.extend(_shape_problems(rig, mapping))
+    return problems
+
+
+def _vec(a, b) -> list:
+    return [x - y for x, y in zip(b, a)]
+
+
+def _dot(a, b) -> float:
+    return sum(x * y for x, y in zip(a, b))
+
+
+def _norm(a) -> float:
+    return _dot(a, a) ** 0.5
+
+
+def _shape_problems(rig: _Rig, mapping) -> list[str]:
+    """``not humanoid: ...`` problems, judged in the rig's own body axes (up = pelvis to neck), so a
+    rest pose lying down, standing on its head or under a rotated parent is judged like a standing
+    one: legs hang away from the trunk, arms start above the pelvis and stay off the floor, nothing
+    like a tail hangs from the pelvis."""
+    j = {k: rig.bones[mapping[k]].head for k in HUMANOID_KEYS}
+    trunk = _vec(j["pelvis"], j["neck"])
+    legs = [_norm(_vec(j[f"{s}_hip"], j[f"{s}_knee"])) + _norm(_vec(j[f"{s}_knee"], j[f"{s}_ankle"]))
+            for s in ("right", "left")]
+    size = _norm(trunk) + max(legs)
+    if _norm(trunk) < 0.15 * size:
+        return ["not humanoid: its neck is not above its pelvis (its trunk has no length)"]
+    up = [x / _norm(trunk) for x in trunk]
+    problems = []
+    for side in ("right", "left"):
+        leg = _vec(j[f"{side}_hip"], j[f"{side}_ankle"])
+        if _norm(leg) < 1e-9 or _dot(leg, up) > -0.5 * _norm(leg):
+            problems.append(f"not humanoid: its {side} leg does not hang away from its trunk in the rest pose")
+        if _dot(_vec(j["pelvis"], j[f"{side}_shoulder"]), up) < 0:
+            problems.append(f"not humanoid: its {side} arm starts below the pelvis")
+    sole = min(_dot(_vec(j["pelvis"], j[f"{s}_ankle"]), up) for s in ("right", "left"))
     for side in ("right", "left"):
         arm = mapping[f"{side}_elbow"]
-        low = min(p[2] for p in rig.subtree_points(arm))
-        if low < rig.floor + 0.05 * H:
-            problems.append(f"not humanoid: its {side} arm reaches the floor in the rest pose")
-    for side in ("right", "left"):
-        if not (z[f"{side}_ankle"] < z[f"{side}_knee"] < z[f"{side}_hip"] + 0.05 * H):
-            problems.append(f"not humanoid: its {side} leg does not hang down from the hip in the rest pose")
-        if z[f"{side}_shoulder"] < z["pelvis"]:
-            problems.append(f"not humanoid: its {side} arm starts below the pelvis")
+        low = min(_dot(_vec(j["pelvis"], p), up) for p in rig.subtree_points(arm))
+        if low < sole:
+            problems.append(f"not humanoid: its {side} arm reaches below its feet in the rest pose")
+    tail = _tail(rig, mapping, size)
+    if tail:
+        problems.append(f"not humanoid: a tail ('{tail}') hangs from its pelvis, and the simulated body has none")
     return problems
+
+
+def _tail(rig: _Rig, mapping, size: float) -> str | None:
+    """The first bone of a chain that hangs from the pelvis (not a leg, not the spine) and reaches
+    farther than half the body's size: a tail.  Skirts and coat bones are shorter."""
+    pelvis = mapping["pelvis"]
+    body = set()
+    for k in ("chest", "right_hip", "left_hip"):
+        body.update([mapping[k]] + rig.ancestors(mapping[k]))
+    origin = rig.bones[pelvis].head
+    for child in rig.bones[pelvis].children:
+        if child in body:
+            continue
+        reach = max(_norm(_vec(origin, p)) for p in rig.subtree_points(child))
+        if reach > 0.5 * size and len(rig.descendants(child)) >= 2:
+            return child
+    return None
 
 
 def apply_preset(obj, preset: Mapping, strict: bool = True) -> Mapping:

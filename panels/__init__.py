@@ -95,9 +95,7 @@ class VIEW3D_PT_fatigue_body(_FatigueSubPanel, bpy.types.Panel):
         s = context.active_object.fatigue_settings
         layout.use_property_split = True
         layout.prop(s, "use_rig_height")
-        sub = layout.row()
-        sub.enabled = not s.use_rig_height
-        sub.prop(s, "height")
+        layout.prop(s, "height", text="Height" if not s.use_rig_height else "Height (rig not in metres)")
         layout.prop(s, "mass")
         layout.prop(s, "proportions")
         sub = layout.row()
@@ -176,6 +174,7 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         col.label(text=f"{r['action']}: frames {r['take_frames'][0]}-{r['take_frames'][1]}", icon="ACTION")
         col.label(text=f"Tempo: x{r['duration_stretch']:.2f} of the source")
         col.label(text=f"Held up by {r.get('support', r['mode'])}")
+        col.label(text=f"Body: {r.get('height', 0.0):.2f} m, {r.get('mass', 0.0):.0f} kg")
         fell = ""
         if r.get("fell"):
             fell = f"   FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else "   FELL"

@@ -86,6 +86,17 @@ def default_lengths(height: float = proxy.DEFAULT_HEIGHT) -> dict[str, float]:
     }
 
 
+def standing_pelvis_height(plan: "BodyPlan | None", height: float = proxy.DEFAULT_HEIGHT) -> float:
+    """Height (m) of the proxy's pelvis joint above its soles, standing straight: thigh and shank as
+    the plan shapes them (None: the default proportions), the ankle's height above the sole as the
+    default foot has it; for a body ``height`` metres tall."""
+    r_thigh = 1.0 if plan is None else plan.ratio("thigh")
+    r_shank = 1.0 if plan is None else plan.ratio("shank")
+    s = height / proxy.DEFAULT_HEIGHT
+    legs = (1.686184 * r_thigh + 1.639480 * r_shank + 0.09) * proxy.URDF_SCALE
+    return s * (legs + proxy.FOOT_HALF_EXTENTS[1])
+
+
 def plan_from_lengths(lengths: dict[str, float], height: float, sex: str = "male") -> BodyPlan:
     """A plan from measured segment lengths (m; any subset of RATIOS) of a character ``height`` tall."""
     if sex not in de_leva():

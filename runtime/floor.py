@@ -47,6 +47,8 @@ RAISED_FALL = 0.5           # ... "not falling": vertical acceleration above thi
 RAISED_LEVEL = 0.05         # m (1.62 m body): a foot this close to the lower one's level stands there too
 HANG_ABOVE = 0.15           # m (1.62 m body): a hand this far above the centre of mass holds the body from above
 HAND_LINKS = ("right_wrist", "left_wrist")
+SEATED_PELVIS = 0.8         # a pelvis below this share of its straight-legged standing height can sit
+HOLD_STILL = 0.1            # m/s (1.62 m body): a foot on a box or a hand on a bar holds still
 PARENT = {"chest": "root", "neck": "chest", "right_shoulder": "chest", "left_shoulder": "chest",
           **{f"{side}_{child}": f"{side}_{parent}" for side in ("right", "left")
              for child, parent in (("knee", "hip"), ("ankle", "knee"), ("elbow", "shoulder"), ("wrist", "elbow"))},
@@ -97,11 +99,13 @@ def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
 
     Why: a seated character (a dialogue scene at a desk) has its feet on the floor and nothing
     else; carried by its feet, its legs held the whole body in a squat and gave way within 4 s
-    of a tired take.  No one stands with the centre of mass outside the feet without moving."""
+    of a tired take.  No one stands with the centre of mass outside the feet without moving, and
+    no one sits with straight legs: a walk played in slow motion (a 120 fps capture at 24 fps)
+    lingers outside its stance foot too, with its pelvis at standing height (pelvis_lowered)."""
     frames = len(ck.com)
     feet = {ck.link_names.index(n) for n in proxy.FOOT_LINKS}
     out = np.zeros(frames, dtype=bool)
-    still = np.linalg.norm(com_vel, axis=1) < STILL_SPEED * scale
+    still = (np.linalg.norm(com_vel, axis=1) < STILL_SPEED * scale) & pelvis_lowered(ck)
     for t in np.flatnonzero(still).tolist():
         parts = [ck.sole[t, k, :, :2] for k in range(2) if ck.foot_contact[t, k]]
         others = [i for i in np.flatnonzero(ck.touching[t]).tolist() if i not in feet]
@@ -121,10 +125,12 @@ def raised_feet(ck, com_acc: np.ndarray, hanging: np.ndarray, scale: float = 1.0
     hanging_hands of the same clip).
 
     Why: the floor is one level per clip, found where the feet return to.  A walk that began on
-    a box 0.2 m high started in the air, dropped, and fell within 0.4 s, fresh."""
+    a box 0.2 m high started in the air, dropped, and fell within 0.4 s, fresh.  A foot that
+    stands on something holds still there; one that moves is in a flight (see slow_flight)."""
     carried = _carried_off_the_floor(ck, com_acc) & ~hanging.any(axis=1)
     lowest = ck.sole[..., 2].min(axis=2)                                   # (T, 2)
-    return carried[:, None] & (lowest <= lowest.min(axis=1, keepdims=True) + RAISED_LEVEL * scale)
+    low = carried[:, None] & (lowest <= lowest.min(axis=1, keepdims=True) + RAISED_LEVEL * scale)
+    return low & _mostly_still(carried, low & _held_still(ck.sole.min(axis=2), ck.fps, scale))[:, None]
 
 
 def hanging_hands(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
@@ -136,6 +142,47 @@ def hanging_hands(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
     hands = [ck.link_names.index(n) for n in HAND_LINKS]
     above = ck.link_pos[:, hands, 2] - ck.com[:, 2, None] > HANG_ABOVE * scale      # (T, 2)
     return carried[:, None] & above
+
+
+def slow_flight(ck, com_acc: np.ndarray, raised: np.ndarray, hanging: np.ndarray) -> np.ndarray:
+    """(T,) frames of a flight slower than gravity allows: carried off the floor as in raised_feet,
+    between two touches of the floor, standing on nothing that holds still and hanging from nothing.  The motion plays slower than
+    it was performed (a capture played at a lower frame rate than it was recorded at), and no
+    simulated body can fly that way, so the pose is kept as keyed there."""
+    return _carried_off_the_floor(ck, com_acc) & ~raised.any(axis=1) & ~hanging.any(axis=1)
+
+
+def pelvis_lowered(ck) -> np.ndarray:
+    """(T,) the pelvis below SEATED_PELVIS of its height standing with straight legs (hip to knee
+    to ankle, plus the ankle's height above the sole): low enough to sit."""
+    names = ck.link_names
+    jp = ck.joint_pos[0]
+    legs = []
+    for side in ("right", "left"):
+        hip, knee, ankle = (names.index(f"{side}_{j}") for j in ("hip", "knee", "ankle"))
+        legs.append(float(np.linalg.norm(jp[knee] - jp[hip]) + np.linalg.norm(jp[ankle] - jp[knee])))
+    ankle_up = float(jp[names.index("right_ankle"), 2] - ck.sole[0, 0, :, 2].min())
+    standing = max(legs) + max(ankle_up, 0.0)
+    return ck.joint_pos[:, names.index("root"), 2] - ck.floor_height < SEATED_PELVIS * standing
+
+
+def _mostly_still(carried: np.ndarray, holding: np.ndarray) -> np.ndarray:
+    """(T,) the frames of each stretch of ``carried`` that something holds up: a stretch the clip
+    begins or ends in (it starts on the box, it hangs throughout), or one in which something
+    (``holding``, (T, K)) held still for at least half of it: a foot on a box or a hand on a bar.
+    A stretch between two touches of the floor with nothing holding still is a flight."""
+    T = len(carried)
+    out = np.zeros(T, dtype=bool)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], carried.astype(np.int8), [0]])))
+    for a, b in zip(edges[0::2], edges[1::2]):
+        out[a:b] = a == 0 or b == T or holding[a:b].any(axis=1).mean() >= 0.5
+    return out
+
+
+def _held_still(points: np.ndarray, fps: float, scale: float) -> np.ndarray:
+    """(T, K) points (T, K, 3) moving slower than HOLD_STILL."""
+    speed = np.linalg.norm(lowpass.derivative(points, fps), axis=-1)
+    return speed < HOLD_STILL * scale
 
 
 def _carried_off_the_floor(ck, com_acc: np.ndarray) -> np.ndarray:
@@ -151,18 +198,19 @@ class Support:
     held: np.ndarray              # (T,) an unseen seat (held_elsewhere)
     raised: np.ndarray            # (T, 2) feet on an unseen step or box (raised_feet)
     hanging: np.ndarray           # (T, 2) hands on an unseen bar or ledge (hanging_hands)
+    slow: np.ndarray              # (T,) a flight in slow motion (slow_flight)
 
     def shares(self) -> dict[str, float]:
         """Share of frames held by each unseen support (the Take's stats)."""
         return {"held_elsewhere": float(self.held.mean()), "raised_feet": float(self.raised.any(axis=1).mean()),
-                "hanging": float(self.hanging.any(axis=1).mean())}
+                "hanging": float(self.hanging.any(axis=1).mean()), "slow_flight": float(self.slow.mean())}
 
     @property
     def floor_work(self) -> bool:
         """Whether foot contacts on the one simulated floor cannot carry the clip."""
         share = self.shares()
         return (self.others_share > FLOOR_WORK_FRACTION or share["held_elsewhere"] > FLOOR_WORK_FRACTION
-                or share["raised_feet"] > 0.0 or share["hanging"] > 0.0)
+                or share["raised_feet"] > 0.0 or share["hanging"] > 0.0 or share["slow_flight"] > 0.0)
 
     def described(self) -> tuple[str, str]:
         """(what held the body up, in an animator's words; how the pelvis and legs were done)."""
@@ -178,6 +226,12 @@ class Support:
             return ("an unseen bar or ledge it hangs from: pose as keyed, its load booked",
                     f"reference followed: in {100 * share['hanging']:.0f} % of the frames the body hangs from its "
                     "hands on something the clip does not show (a bar, a ledge)")
+        if share["slow_flight"] > 0.0:
+            return ("a flight in slow motion: pose as keyed, its load booked",
+                    f"reference followed: in {100 * share['slow_flight']:.0f} % of the frames the body is off the "
+                    "floor yet falls slower than gravity allows: the motion plays slower than it was performed "
+                    "(a capture imported at a lower frame rate: tick Update Scene FPS/Duration on import, or set the "
+                    "scene's frame rate)")
         if share["raised_feet"] > 0.0:
             return ("an unseen step or box: pose as keyed, its load booked",
                     f"reference followed: in {100 * share['raised_feet']:.0f} % of the frames the feet stand on "
@@ -192,8 +246,9 @@ def find_support(ck, com_vel: np.ndarray, com_acc: np.ndarray, scale: float = 1.
     """The Support of a clip (ClipKinematics ``ck``; its reference's centre-of-mass velocity and
     acceleration; ``scale``: body height over 1.62 m)."""
     hanging = hanging_hands(ck, com_acc, scale)
-    return Support(ck.non_foot_contact_fraction(), held_elsewhere(ck, com_vel, scale),
-                   raised_feet(ck, com_acc, hanging, scale), hanging)
+    raised = raised_feet(ck, com_acc, hanging, scale)
+    return Support(ck.non_foot_contact_fraction(), held_elsewhere(ck, com_vel, scale), raised, hanging,
+                   slow_flight(ck, com_acc, raised, hanging))
 
 
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:

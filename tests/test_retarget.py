@@ -191,10 +191,12 @@ def test_rest_pose_maps_to_upright_proxy_facing_x(mods, family, shoulder_deg):
         assert np.linalg.norm(rv[f"{side}_elbow"]) < 20.0
     for j in ("chest", "neck"):
         assert np.linalg.norm(rv[j]) < 6.0
-    # standing on the floor: proxy pelvis at its own rest height (a BVH's rest pose hangs at the
-    # origin, its motion lifts it onto the floor: see the walk test)
+    # standing on the floor: proxy pelvis near its own rest height (the pelvis height comes from the
+    # leg chains, the sole's few centimetres are estimated; the simulation measures the floor under
+    # the clip's soles itself).  A BVH's rest pose hangs at the origin, its motion lifts it onto the
+    # floor: see the walk test.
     if family != "bvh":
-        assert clip.root_pos[0, 2] == pytest.approx(mods.rt.PROXY_PELVIS_HEIGHT, abs=0.01)
+        assert clip.root_pos[0, 2] == pytest.approx(mods.rt.PROXY_PELVIS_HEIGHT, abs=0.05)
 
 
 def test_arms_down_knee_and_elbow_flexion_follow_the_urdf_axes(mods):
@@ -353,3 +355,46 @@ def test_sixty_bone_rig_300_frames_is_fast(mods):
           f"{t2 - t1:.3f} s = {t2 - t0:.3f} s ({n_curves} curves written); stages {info.timings}")
     assert clip.frames == 300
     assert t2 - t0 < 5.0
+
+
+# --------------------------------------------------------------------------- the object's own motion
+
+def _parent_to_moving_empty(obj, keys):
+    """Parent ``obj`` (keeping its world placement) to an empty keyed with ``keys``: (frame, location,
+    rotation about Z in degrees)."""
+    empty = bpy.data.objects.new("Mover", None)
+    bpy.context.scene.collection.objects.link(empty)
+    world = obj.matrix_world.copy()
+    obj.parent = empty
+    obj.matrix_parent_inverse = empty.matrix_world.inverted()
+    obj.matrix_world = world
+    for frame, loc, yaw in keys:
+        empty.location = loc
+        empty.rotation_euler = (0.0, 0.0, math.radians(yaw))
+        empty.keyframe_insert("location", frame=frame)
+        empty.keyframe_insert("rotation_euler", frame=frame)
+    return empty
+
+
+@pytest.mark.parametrize("keys", [
+    [(1, (0.0, 0.0, 0.0), 0.0), (FRAMES, (5.0, 0.0, 0.0), 0.0)],       # carried 5 m along x
+    [(1, (0.0, 0.0, 0.0), 0.0), (FRAMES, (1.0, 2.0, 0.0), 90.0)],      # carried and turned a quarter
+], ids=["moving", "rotating"])
+def test_an_animated_parent_is_not_counted_twice(mods, keys):
+    """The parent's motion is the object's, not the performance: the unmodified take written back
+    under the same moving parent puts every mapped bone where the source puts it, every frame."""
+    rig = rigs.build("mixamo")
+    obj = rig.obj
+    mapping = mods.rigmap.detect_mapping(obj)
+    _parent_to_moving_empty(obj, keys)
+    bones = [mapping[k] for k in mods.rigmap.HUMANOID_KEYS]
+    before = rigs.world_matrices(obj, bones, range(1, FRAMES + 1))
+    clip, info = mods.rt.action_to_clip(obj, mapping, 1, FRAMES)
+    assert info.method == "scene" and any("itself moves" in w for w in info.warnings)
+    take = mods.rt.clip_to_action(obj, mapping, clip, info, "take")
+    rigs.assign_action(obj, take)
+    after = rigs.world_matrices(obj, bones, range(1, FRAMES + 1))
+    for b in bones:
+        assert rot_error_deg(mods, before[b], after[b]) < 0.01, b
+    pelvis = mapping["pelvis"]
+    assert np.abs(before[pelvis][:, :3, 3] - after[pelvis][:, :3, 3]).max() < 1e-4

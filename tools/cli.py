@@ -202,6 +202,12 @@ def cmd_bake(argv: list[str]) -> int:
     return batch.main(argv)
 
 
+def cmd_corpus(argv: list[str]) -> int:
+    import corpus
+
+    return corpus.main(argv)
+
+
 def cmd_bench_bake(argv: list[str]) -> int:
     import bench_bake
 
@@ -228,7 +234,7 @@ def cmd_build(argv: list[str]) -> int:
 
 COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench,
             "bake": cmd_bake, "bench-bake": cmd_bench_bake, "train": cmd_train,
-            "eval-policy": cmd_eval_policy}
+            "eval-policy": cmd_eval_policy, "corpus": cmd_corpus}
 
 
 def main(argv: list[str]) -> int:
