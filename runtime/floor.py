@@ -212,10 +212,12 @@ class Support:
         return (self.others_share > FLOOR_WORK_FRACTION or share["held_elsewhere"] > FLOOR_WORK_FRACTION
                 or share["raised_feet"] > 0.0 or share["hanging"] > 0.0 or share["slow_flight"] > 0.0)
 
-    def described(self) -> tuple[str, str]:
-        """(what held the body up, in an animator's words; how the pelvis and legs were done)."""
+    def described(self, floor_work: bool | None = None) -> tuple[str, str]:
+        """(what held the body up, in an animator's words; how the pelvis and legs were done).
+        ``floor_work``: describe the floor work even where the clip as a whole is not (its floor
+        stretches, runtime.stretches)."""
         share = self.shares()
-        if not self.floor_work:
+        if not (self.floor_work if floor_work is None else floor_work):
             return "its feet: balance simulated", ""
         if share["held_elsewhere"] > FLOOR_WORK_FRACTION:
             return ("an unseen seat: pose as keyed, its load booked",

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import control, floor, kinematics, pose_output, proxy, quat, srb
+from . import control, floor, kinematics, pose_output, proxy, quat, srb, stretches
 from .body import Body, body_from_proxy, kin_scale
 from .calibration import calibrate_tau_max
 from .effort import ECCENTRIC_STRENGTH
@@ -107,10 +107,14 @@ def simulate(
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
     support = floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body))
-    floor_work = support.floor_work
-    floor_loads = floor.static_torques(ck, ref.com_acc, support) if floor_work else None
+    on_floor = stretches.floor_frames(ck, support)
+    stretch_kind = stretches.kind(on_floor)
+    floor_work = stretch_kind == "floor"
+    mixed = stretch_kind == "mixed"
+    floor_loads = floor.static_torques(ck, ref.com_acc, support) if (floor_work or mixed) else None
     if tau_max is None and not floor_work:
-        tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan)
+        tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan,
+                             (on_floor, floor_loads) if mixed else None)
     elif tau_max is None:
         tau_max = floor.calibrated_strength(body.tau_max, floor_loads)
     if tau_max is not None:
@@ -119,7 +123,7 @@ def simulate(
             raise SimulationError(f"tau_max must be {body.tau_max.size} positive numbers")
         body = replace(body, tau_max=tau_max)
     limbs = None
-    torque_mode = mode == "torque" and not floor_work
+    torque_mode = mode == "torque" and not floor_work and not mixed
     if simulate_limbs and not torque_mode and not floor_work:
         limbs = LimbSimulator(height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
@@ -128,6 +132,8 @@ def simulate(
     else:
         sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
         attach_policy(sim, policy)
+        if mixed:
+            sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings), on_floor)
     sim.need_torques = False
     whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
     notes = {
@@ -159,6 +165,14 @@ def simulate(
                                 "(residual_moment_nm_mean); the root force is residual_force")
         notes["effort_economy"] = "not applied in torque mode"
     notes["support"], pelvis = support.described()
+    if mixed:
+        share = float(on_floor.mean())
+        what, how = support.described(floor_work=True)[0].split(": ", 1)
+        pelvis = support.described(floor_work=True)[1]
+        notes["support"] = (f"its feet ({100 * (1 - share):.0f} % of the frames: balance simulated) and "
+                            f"{what} ({100 * share:.0f} %: {how})")
+        notes["pelvis_and_legs"] += ("; where something other than the feet holds the body up: " + pelvis
+                                     + " (runtime.stretches)")
     if floor_work:
         notes["pelvis_and_legs"] = pelvis
         notes["arms_trunk_neck"] = ("pose follows the reference; every joint books the static torque of holding "
@@ -171,6 +185,7 @@ def simulate(
 
         advance = whole.step if whole is not None else sim.step
         frames: list[TakeFrame] = []
+        held_up = []             # per recorded frame: floor work (not the feet) held the body up
         next_out = 0.0
         last_report = -1
         end_time = None
@@ -182,6 +197,7 @@ def simulate(
                 break
             if sim.time >= next_out - 1e-9:
                 frames.append(_record(sim, whole))
+                held_up.append(getattr(sim, "on_floor", floor_work))
                 next_out += 1.0 / out_fps
             # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
             sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
@@ -197,12 +213,13 @@ def simulate(
         while not sim.fallen and sim.time < next_out - 1e-9 and frames:
             advance()
         frames.append(_record(sim, whole))
+        held_up.append(getattr(sim, "on_floor", floor_work))
         if sim.phase < ref.duration - 1e-9 and not sim.fallen:
             sim.events.append(Event(sim.time, "stopped",
                                     f"the take reached {MAX_STRETCH:g}x the source length; the last "
                                     f"{ref.duration - sim.phase:.1f} s of the source were not played"))
         wall = _time.perf_counter() - wall0
-        take = _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
+        take = _assemble(frames, sim, ref, source, out_fps, model, notes, np.array(held_up, dtype=bool), wall, whole)
         take.stats.update(support.shares())    # share of frames held up by each unseen support
         return take
     finally:
@@ -231,13 +248,14 @@ def attach_policy(sim: srb.SrbSimulator, policy) -> None:
 
 
 def _calibrate(clip: Clip, source: Clip, ref: Reference, body: Body, settings, height: float,
-               mass: float, with_limbs: bool, plan=None) -> np.ndarray:
+               mass: float, with_limbs: bool, plan=None, floor_stretches=None) -> np.ndarray:
     """Strength from a fresh pass over ``ref`` (the take's own reference).  Loop cycles repeat,
-    so two cycles tell as much as twenty: a looping source stops there."""
+    so two cycles tell as much as twenty: a looping source stops there.  ``floor_stretches``:
+    (per-frame mask, static loads) of the stretches floor work holds up (runtime.stretches)."""
     until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
     limbs = LimbSimulator(height, rate=limb_rate_for(settings.rate), mass=mass, plan=plan) if with_limbs else None
     try:
-        return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until)
+        return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until, floor_stretches=floor_stretches)
     finally:
         if limbs is not None:
             limbs.close()
@@ -257,8 +275,11 @@ def _record(sim, whole=None) -> TakeFrame:
                      sim.strength_factor.copy(), state=state)
 
 
-def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole=None) -> Take:
+def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall, whole=None) -> Take:
+    """The Take from the recorded frames; ``held_up`` (per frame): floor work held the body up
+    there (its pose is the reference's), else the feet did (the SRB's pose)."""
     phase = np.array([f.phase for f in frames])
+    floor_work = bool(held_up.all())
     if whole is not None:
         root_pos = np.array([f.pose.root_pos for f in frames])
         root_rot = np.array([f.pose.root_rot for f in frames])
@@ -267,9 +288,11 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
     elif floor_work:
         root_pos, root_rot, joints = ref.clip.sample_many(phase)
         contacts = np.array([ref.sample(ph).contact for ph in phase], dtype=bool)
-    else:
+    elif not held_up.any():
         limb_slots = sim.limbs.joint_slots if sim.limbs is not None else None
         root_pos, root_rot, joints, contacts = pose_output.poses(ref, sim.body, [f.state for f in frames], limb_slots)
+    else:
+        root_pos, root_rot, joints, contacts = stretches.mixed_poses(ref, sim.srb, frames, held_up, out_fps)
     clip = Clip(
         name=f"{source.name}.fatigued", fps=out_fps, root_pos=root_pos,
         root_rot=quat.make_continuous(root_rot), joint_rots=quat.make_continuous(joints), loop=False,
@@ -303,7 +326,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall,
         stats={"seconds_simulated": simulated, "wall_seconds": wall,
                "realtime_x": simulated / wall if wall > 0 else float("inf"),
                "residual_moment_nm_mean": float(np.linalg.norm(residual_moment, axis=1).mean()),
-               "floor_work": float(floor_work),
+               "floor_work": float(held_up.mean()),
                # How far shorter tired strides left the body behind the source's path at the end.
                "behind_source_m": float(np.linalg.norm(sim.lag[:2]))},
     )

@@ -395,6 +395,33 @@ class SrbSimulator:
         self.w = nxt.ang_vel * (1.0 if sped else rate)
         return next_phase
 
+    def resume_at(self, phase: float) -> None:
+        """Take the body over at ``phase`` from floor work (runtime.stretches): the reference's
+        state there (floor work kept the keyed pose), feet where the reference has them, nothing
+        carried over from before but the clock, the fatigue model and the tempo rule."""
+        ref = self.ref
+        r = ref.sample(phase)
+        self.phase = phase
+        self.p, self.v = r.com.copy(), r.com_vel.copy()
+        self.q, self.w = r.rot.copy(), r.ang_vel.copy()
+        self.acc = np.zeros(3)
+        self.feet = [Foot(bool(r.contact[k]), np.zeros(3), np.zeros(3)) for k in range(2)]
+        for k, foot in enumerate(self.feet):
+            if not foot.stance:
+                foot.lift_phase = phase
+                foot.land_phase = ref.next_contact_start(k, phase) or ref.duration
+        self.shift = np.zeros(3)
+        self.turn = None
+        self.flight_sped = False
+        self._support, self._off_balance = [], 0.0
+        self.sinking, self.stopping, self.closing = 0.0, False, None
+        self.rest_wanted, self.rest_due = None, False
+        self._next_sample, self._next_sample_phase = None, None
+        self.p_target, self.v_target = self.p.copy(), self.v.copy()
+        if self.limbs is not None:
+            root_pos, root_rot, joints = ref.clip.sample(phase)
+            self.limbs.reset(root_pos, root_rot, joints)
+
     def continue_from_here(self, r: "RefSample") -> None:
         """The motion goes on from where the body is (stopping, resuming after a rest), drifting
         back onto the source's path as after a short landing (see com_target): a body that has
