@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ class BakeJob:
     backend: str = "IN_PROCESS"
     settings_curves: list = field(default_factory=list)   # snapshots of the keyed fatigue_settings curves
     take_name: str = ""         # the action to write (default <source>.fatigued)
+    take_note: str = ""         # why the take is not under the name asked for ("" when it is)
 
 
 # ============================================================================= script / batch options
@@ -78,6 +80,11 @@ class BakeOptions:
     def settings_overrides(self, settings) -> dict:
         """Fatigue-settings property -> value for this bake.  BakeInputError names a bad option."""
         out = {}
+        for name in fatigue_params.OPTION_RANGES:        # the same ranges as ./fatigue bake
+            value = getattr(self, name)
+            problem = None if value is None else fatigue_params.option_problem(name, value)
+            if problem:
+                raise BakeInputError(f"{name} {value!r}: {problem}")
         rates = {k: getattr(self, k) for k in ("F", "R", "r")}
         given = [k for k, v in rates.items() if v is not None]
         if given and len(given) < 3:
@@ -179,15 +186,15 @@ def bake_range(scene, settings) -> tuple[int, int]:
 
 
 def source_action(obj, settings):
-    """The action to bake from: the assigned one, or the last bake's source when its take is assigned."""
+    """The action to bake from: the assigned one, or the source of the take assigned (the last bake's,
+    or any action this extension wrote: a take is never baked again as if it were keyed motion)."""
     active = anim.active_action(obj)
     src = settings.source_action
     if active is not None and src is not None and active == settings.baked_action and src != active:
         return src
-    if active is not None and active.name.endswith(SUFFIX):
-        orig = bpy.data.actions.get(active.name[: -len(SUFFIX)])
-        if orig is not None:
-            return orig
+    tagged = active.get(TAKE_TAG) if active is not None else None
+    if isinstance(tagged, str) and tagged != active.name and bpy.data.actions.get(tagged) is not None:
+        return bpy.data.actions[tagged]
     return active
 
 
@@ -328,13 +335,14 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         source = source_action(obj, settings)
     if source is None:
         raise BakeInputError(f"Armature '{obj.name}' has no action: assign one in the Action Editor")
-    take_name = options.take_name or source.name + SUFFIX
-    check_take_name(take_name, source)
+    take_name, name_note = resolve_take_name(obj, source, options.take_name)
     keyed = [fc for fc in settings_curves(obj, source)
              if fc.data_path[len("fatigue_settings."):] not in overrides]
     with _assigned(obj, source):
         checks.check_armature(obj, scene, (start, end))
+        checks.check_frames_keyed(obj, source, start, end)
         mapping = resolve_mapping(obj, settings)
+        checks.check_mapping_sense(obj, mapping)
         if settings.use_rig_height:
             height = retarget.rig_height(obj)
             if not (0.5 <= height <= 3.0):
@@ -349,6 +357,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
             raise BakeInputError(f"Mass is {mass!r} kg: set 10 to 300 kg in the Fatigue panel")
         t1 = time.perf_counter()
         clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height)
+        checks.check_moves(obj, source, mapping, clip, start, end)
         cut = clip.root_cut(height)
         if cut is not None:
             raise BakeInputError(f"The root jumps {cut[1]:.2f} m between frames {start + cut[0]} and "
@@ -364,24 +373,48 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                "plan": plan, "policy": policy_path(settings), "effort_economy": float(settings.effort_economy)}
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
-                   warnings=list(info.warnings) + list(plan.notes if plan is not None else ()),
+                   warnings=([name_note] if name_note else []) + list(info.warnings)
+                   + list(plan.notes if plan is not None else ()),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
                    backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
-                   take_name=take_name)
+                   take_name=take_name, take_note=name_note or "")
 
 
-TAKE_TAG = "fatigued_take_of"     # custom property on every written take: its source action's name
+TAKE_TAG = "fatigued_take_of"             # custom properties on every written take: its source action
+TAKE_ARMATURE = "fatigued_take_armature"  # ... and the armature it was baked for (both decide ownership)
 
 
-def check_take_name(name: str, source) -> None:
-    """A take may replace an earlier take, never the source or another action of the user's."""
-    if not name.strip():
+def owns(action, obj, source) -> bool:
+    """Whether ``action`` is the take this extension wrote for ``obj`` from ``source``: the only
+    action a bake may replace (an action the user made or copied, a take of another armature
+    sharing the source, or of another source, is never written into)."""
+    return action.get(TAKE_TAG) == source.name and action.get(TAKE_ARMATURE) == obj.name
+
+
+def resolve_take_name(obj, source, wanted: str | None = None) -> tuple[str, str | None]:
+    """The action a take of ``obj`` from ``source`` goes into, and a one-line note when that is not
+    ``wanted`` (default ``<source>.fatigued``): a name held by anything but this armature's own
+    take of this source gets the first free (or own) ``<name>.001``, ``.002``, ..."""
+    base = wanted if wanted is not None else source.name + SUFFIX
+    if not base.strip():
         raise BakeInputError("the take name is empty: give a name for the new action")
-    if name == source.name:
-        raise BakeInputError(f"the take cannot replace its source action '{name}': give another take name")
-    existing = bpy.data.actions.get(name)
-    if existing is not None and name != source.name + SUFFIX and existing.get(TAKE_TAG) is None:
-        raise BakeInputError(f"an action '{name}' already exists and is not a fatigued take: give another take name")
+    if base == source.name:
+        raise BakeInputError(f"the take cannot replace its source action '{base}': give another take name")
+    held = bpy.data.actions.get(base)
+    if held is None or owns(held, obj, source):
+        return base, None
+    stem = base[:59]
+    pattern = re.compile(re.escape(stem) + r"\.\d{3}")
+    own = sorted(a.name for a in bpy.data.actions if pattern.fullmatch(a.name) and owns(a, obj, source))
+    name = own[0] if own else next(f"{stem}.{i:03d}" for i in range(1, 10000)
+                                   if bpy.data.actions.get(f"{stem}.{i:03d}") is None)
+    if held.get(TAKE_TAG) is None:
+        why = "an action of yours, not a fatigued take"
+    elif held.get(TAKE_TAG) != source.name:
+        why = f"the take of another source ('{held.get(TAKE_TAG)}')"
+    else:
+        why = f"the take of armature '{held.get(TAKE_ARMATURE, '?')}'"
+    return name, f"'{base}' is {why}: this take is '{name}' (rename or delete '{base}' to use its name)"
 
 
 def policy_path(settings) -> str | None:
@@ -476,7 +509,10 @@ def write(context, job: BakeJob, take) -> dict:
     if source is None:
         raise BakeInputError(f"the source action '{job.source}' is gone: nothing was written; bake again")
     settings = obj.fatigue_settings
-    name = job.take_name or job.source + SUFFIX
+    name, note = resolve_take_name(obj, source, job.take_name or None)
+    if note:                                   # an action took the name while the simulation ran
+        job.take_note = note
+        job.warnings.insert(0, note)
     existed = bpy.data.actions.get(name)
     curves = joint_curves(take)
     extra = []
@@ -502,6 +538,7 @@ def write(context, job: BakeJob, take) -> dict:
         for snap in job.settings_curves:       # the keyed fitness, as keyed, on the take's timeline
             anim.paste_fcurve(snap, action, obj)
         action[TAKE_TAG] = source.name
+        action[TAKE_ARMATURE] = obj.name
         if existed is None:
             undo.append(lambda a=action: bpy.data.actions.remove(a))
         _keep_source_in_nla(obj, source, undo)
@@ -569,6 +606,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "behind_source_m": stats.get("behind_source_m", 0.0),
         "notes": dict(take.notes),
         "warnings": list(job.warnings) + [e["reason"] for e in stopped],
+        "name_notes": [job.take_note] if job.take_note else [],
         "meshes": list(meshes),
         "stats": stats,
         "timings": timings,

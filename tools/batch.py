@@ -127,11 +127,13 @@ def plan(args) -> list[dict]:
         raise UsageError(f"--preset {args.preset}: use one of {', '.join(('Fresh',) + PRESET_NAMES)}")
     if args.preset is not None and args.preset.lower() == "fresh" and args.fitness is not None:
         raise UsageError("--preset Fresh has no fitness: drop --fitness")
-    _positive("--fitness", args.fitness, 0.0, 1.0, lo_open=False)
+    for name, flag in (("fitness", "--fitness"), ("F", "--F"), ("R", "--R"), ("r", "--r"),
+                       ("time_scale", "--time-scale")):
+        value = getattr(args, name)
+        problem = None if value is None else fatigue_params.option_problem(name, value)
+        if problem:
+            raise UsageError(f"{flag} {value!r}: {problem}")
     _positive("--effort-economy", args.effort_economy, 0.0, MAX_EFFORT_ECONOMY, lo_open=False)
-    for k, v in rates.items():
-        _positive(f"--{k}", v, 0.0, 1000.0)
-    _positive("--time-scale", args.time_scale, 0.0, 10000.0)
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
     _positive("--timeout", args.timeout)
