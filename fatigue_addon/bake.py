@@ -441,12 +441,14 @@ def body_plan(obj, settings, mapping: dict):
 
 
 def make_run(job: BakeJob, prefs=None, threaded: bool = True):
-    """The backend run for ``job`` following the preferences (``prefs``: backend, worker_python)."""
+    """The backend run for ``job`` following the preferences (``prefs``: backend, worker_python,
+    worker_watchdog)."""
     choice = backend.choose(getattr(prefs, "backend", "AUTO") if prefs is not None else "AUTO")
     job.backend = choice
     if choice == "WORKER":
         python = backend.worker_python(getattr(prefs, "worker_python", "") if prefs is not None else "")
-        return backend.WorkerRun(job.request, python)
+        return backend.WorkerRun(job.request, python,
+                                 watchdog_s=float(getattr(prefs, "worker_watchdog", backend.WATCHDOG_S)))
     return backend.InProcessRun(job.request, threaded=threaded)
 
 

@@ -14,13 +14,16 @@ import traceback
 from pathlib import Path
 
 _log_dir: Path | None = None     # None: the system's temporary folder
+_prefix = "fatigue-bake"
 _last_log: Path | None = None
 
 
-def set_log_dir(path) -> None:
-    """Write reports into ``path`` (``./fatigue bake``: beside its output); None: the temp folder."""
-    global _log_dir
+def set_log_dir(path, prefix: str = "fatigue-bake") -> None:
+    """Write reports into ``path`` (``./fatigue bake``: beside its output) as ``<prefix>-...log``;
+    None: the temp folder."""
+    global _log_dir, _prefix
     _log_dir = Path(path) if path is not None else None
+    _prefix = prefix
 
 
 def last_log() -> Path | None:
@@ -28,11 +31,14 @@ def last_log() -> Path | None:
     return _last_log
 
 
-def write_log(text: str, prefix: str = "fatigue-bake") -> Path | None:
-    """``text`` in a new file ``<prefix>-<time>-<pid>.log``; None when nothing can be written."""
+def write_log(text: str, prefix: str | None = None, folder=None) -> Path | None:
+    """``text`` in a new file ``<prefix>-<time>-<pid>.log`` in ``folder`` (default: the one set,
+    else the temp folder, which is also the fallback); None when nothing can be written."""
     global _last_log
+    prefix = prefix or _prefix
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    for folder in ([_log_dir] if _log_dir is not None else []) + [Path(tempfile.gettempdir())]:
+    first = Path(folder) if folder is not None else _log_dir
+    for folder in ([first] if first is not None else []) + [Path(tempfile.gettempdir())]:
         path = folder / f"{prefix}-{stamp}-{os.getpid()}.log"
         n = 1
         while path.exists():
