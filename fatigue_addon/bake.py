@@ -84,7 +84,8 @@ class BakeOptions:
             value = getattr(self, name)
             problem = None if value is None else fatigue_params.option_problem(name, value)
             if problem:
-                raise BakeInputError(f"{name} {value!r}: {problem}")
+                shown = f"{value:.6g}" if isinstance(value, float) else repr(value)   # operator floats are 32-bit
+                raise BakeInputError(f"{name} {shown}: {problem}")
         rates = {k: getattr(self, k) for k in ("F", "R", "r")}
         given = [k for k, v in rates.items() if v is not None]
         if given and len(given) < 3:
@@ -387,8 +388,15 @@ TAKE_ARMATURE = "fatigued_take_armature"  # ... and the armature it was baked fo
 def owns(action, obj, source) -> bool:
     """Whether ``action`` is the take this extension wrote for ``obj`` from ``source``: the only
     action a bake may replace (an action the user made or copied, a take of another armature
-    sharing the source, or of another source, is never written into)."""
-    return action.get(TAKE_TAG) == source.name and action.get(TAKE_ARMATURE) == obj.name
+    sharing the source, or of another source, is never written into).  A take from before the
+    armature tag is ``obj``'s when ``obj``, and no other object, names it as its last bake."""
+    if action.get(TAKE_TAG) != source.name:
+        return False
+    if action.get(TAKE_ARMATURE) is not None:
+        return action.get(TAKE_ARMATURE) == obj.name
+    claims = [o for o in bpy.data.objects
+              if o.type == "ARMATURE" and getattr(o.fatigue_settings, "baked_action", None) == action]
+    return claims == [obj]
 
 
 def resolve_take_name(obj, source, wanted: str | None = None) -> tuple[str, str | None]:
@@ -412,8 +420,10 @@ def resolve_take_name(obj, source, wanted: str | None = None) -> tuple[str, str 
         why = "an action of yours, not a fatigued take"
     elif held.get(TAKE_TAG) != source.name:
         why = f"the take of another source ('{held.get(TAKE_TAG)}')"
+    elif held.get(TAKE_ARMATURE) is not None:
+        why = f"the take of armature '{held.get(TAKE_ARMATURE)}'"
     else:
-        why = f"the take of armature '{held.get(TAKE_ARMATURE, '?')}'"
+        why = "an earlier take that more than one armature (or none) names as its last bake"
     return name, f"'{base}' is {why}: this take is '{name}' (rename or delete '{base}' to use its name)"
 
 

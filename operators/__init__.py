@@ -3,6 +3,15 @@ import bpy
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 
+def _unexpected(exc, context, what: str = "Bake Fatigued Take") -> str:
+    """The one line for a failure nobody expected; its traceback goes to a log file."""
+    from ..fatigue_addon import failure
+
+    obj = getattr(context, "active_object", None)
+    return failure.unexpected(exc, what, context=f"Blender {bpy.app.version_string}, file "
+                              f"{bpy.data.filepath or '(unsaved)'}, active object {getattr(obj, 'name', None)!r}")
+
+
 def _prefs(context):
     from ..fatigue_addon import ADDON_ID
 
@@ -38,6 +47,9 @@ class FATIGUE_OT_check_rig(bpy.types.Operator):
         except BakeInputError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
+        except Exception as exc:      # a bug: one line and a log file, never a traceback
+            self.report({"ERROR"}, _unexpected(exc, context, "Check Rig"))
+            return {"CANCELLED"}
         self.report(
             {"INFO"},
             f"'{info['armature']}': action '{info['action']}' animates {info['animated_bones']} of "
@@ -66,6 +78,9 @@ class FATIGUE_OT_detect_rig(bpy.types.Operator):
             mapping = rigmap.detect_mapping(obj, strict=False)
         except BakeInputError as exc:
             self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        except Exception as exc:
+            self.report({"ERROR"}, _unexpected(exc, context, "Detect Rig"))
             return {"CANCELLED"}
         bake.store_mapping(obj.fatigue_settings, mapping)
         if mapping.problems:
@@ -196,15 +211,6 @@ class FATIGUE_OT_load_shipped_mapping(bpy.types.Operator):
 # ============================================================================= bake
 
 _SCRIPT_ONLY = {"HIDDEN", "SKIP_SAVE"}
-
-
-def _unexpected(exc, context) -> str:
-    """The one line for a failure nobody expected; its traceback goes to a log file."""
-    from ..fatigue_addon import failure
-
-    obj = getattr(context, "active_object", None)
-    return failure.unexpected(exc, "Bake Fatigued Take", context=f"Blender {bpy.app.version_string}, file "
-                              f"{bpy.data.filepath or '(unsaved)'}, active object {getattr(obj, 'name', None)!r}")
 
 
 def _report_done(op, report) -> None:

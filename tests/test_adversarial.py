@@ -114,6 +114,28 @@ def test_two_armatures_sharing_a_source_each_get_their_own_take(registered_addon
     assert a.animation_data.action.name == "walk.fatigued.001" and b.animation_data.action.name == "walk.fatigued"
 
 
+def test_a_take_baked_before_the_armature_tag_is_replaced_only_by_its_one_baker(registered_addon):
+    """Files baked by an earlier version have takes tagged with their source only: the armature
+    that names one as its last bake re-bakes into it; once a duplicate names it too, neither may."""
+    a, _, _ = walk_rig(seconds=1.0, mesh=False)
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    take = bpy.data.actions["walk.fatigued"]
+    del take["fatigued_take_armature"]
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    assert json.loads(a.fatigue_settings.last_report)["action"] == "walk.fatigued"
+    del take["fatigued_take_armature"]
+    b = a.copy()
+    b.name = "Mixamo_B"
+    bpy.context.scene.collection.objects.link(b)
+    assert b.fatigue_settings.baked_action == take
+    keys = rigs.snapshot(take)
+    assert bpy.ops.fatigue.bake_take(armature=a.name) == {"FINISHED"}
+    report = json.loads(a.fatigue_settings.last_report)
+    assert report["action"] == "walk.fatigued.001" and "an earlier take" in report["name_notes"][0]
+    after = rigs.snapshot(take)
+    assert after.keys() == keys.keys() and all(np.array_equal(after[k], keys[k]) for k in keys)
+
+
 # ============================================================================= source untouched, determinism, cancel
 
 def test_the_source_action_is_never_modified(registered_addon):
