@@ -1,4 +1,6 @@
 """Checks on what the animator selected, each failure a one-line message that names the fix."""
+import math
+
 from . import anim
 
 
@@ -106,8 +108,12 @@ def check_mapping_sense(obj, mapping: dict) -> None:
 def _check_sides(obj, mapping: dict, label: dict) -> None:
     """Left and right judged in the rest pose, in the armature's own space (so the object's
     rotation or scale does not matter): a person's left is up x forward, with up from the pelvis
-    to the neck and forward from the ankles to the toes (or along the feet)."""
+    to the neck and forward from the ankles to the toes (or along the feet).  Where the bones'
+    names say the same sides as the rows, the names win: feet that point back (a creature's
+    heel-raised leg) would mislead the geometry, a hand-edited row does not rename its bone."""
     import numpy as np
+
+    from .rigmap import parse_name
 
     bones = obj.data.bones
 
@@ -142,7 +148,8 @@ def _check_sides(obj, mapping: dict, label: dict) -> None:
         a, b = head(f"left_{joint}"), head(f"right_{joint}")
         if a is None or b is None:
             continue
-        if float((a - b) @ left) < -0.05 * size:
+        named = (parse_name(mapping[f"left_{joint}"])[1], parse_name(mapping[f"right_{joint}"])[1])
+        if float((a - b) @ left) < -0.05 * size and named != ("left", "right"):
             raise BakeInputError(f"Rig mapping: left and right look swapped: {label[f'left_{joint}']} "
                                  f"'{mapping[f'left_{joint}']}' is on the character's right: swap the left and "
                                  f"right rows in the Rig Mapping list (or press Detect Rig)")
@@ -159,8 +166,7 @@ def check_moves(obj, action, mapping: dict, clip, start: int, end: int) -> None:
     q = np.asarray(clip.joint_rots, dtype=float)
     if len(q) < 2:
         return
-    dots = np.clip(np.abs(np.sum(q * q[:1], axis=-1)), 0.0, 1.0)
-    if float(np.degrees(2.0 * np.arccos(dots)).max()) > 0.5:
+    if float(np.abs(np.sum(q * q[:1], axis=-1)).min()) < math.cos(math.radians(0.25)):   # a joint turns > 0.5 deg
         return
     keyed = sorted(anim.animated_bones(obj))
     raise BakeInputError(f"Action '{action.name}' moves none of the mapped bones of '{obj.name}' in frames "

@@ -258,6 +258,18 @@ def test_sides_are_judged_whatever_the_object_s_rotation(registered_addon, rotat
         checks.check_mapping_sense(obj, bake.settings_mapping(obj.fatigue_settings))
 
 
+def test_sides_of_a_rig_without_side_names_come_from_its_skeleton(registered_addon):
+    """Bones named Bone.001 ... say nothing about sides: the geometry alone decides."""
+    obj = rigs.nameless_rig().obj
+    checks, rigmap = mod("fatigue_addon.checks"), mod("fatigue_addon.rigmap")
+    right = dict(rigmap.detect_mapping(obj, strict=False).bones)
+    checks.check_mapping_sense(obj, right)
+    swapped = {(k.replace("left_", "right_") if k.startswith("left_") else k.replace("right_", "left_")): v
+               for k, v in right.items()}
+    with pytest.raises(checks.BakeInputError, match="left and right look swapped"):
+        checks.check_mapping_sense(obj, swapped)
+
+
 # ============================================================================= worker
 
 def _fake_python(tmp_path, body: str) -> str:
