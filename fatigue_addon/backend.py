@@ -201,12 +201,15 @@ class WorkerRun:
     """``python -m runtime.worker request.npz take.npz``, progress streamed from its stdout.
 
     The worker says something at least every second while it simulates; one silent for longer
-    than ``watchdog_s`` (hung, or stopped by the system) is killed and the run fails in one line."""
+    than ``watchdog_s`` (hung, or stopped by the system) is killed and the run fails in one line.
+    Its strength calibration, a fresh pass over the clip before the first word, runs faster than
+    real time: the bound is at least the clip's length, so a long clip is not stopped there."""
 
     def __init__(self, request: dict, python: str, watchdog_s: float = WATCHDOG_S):
         self.request = request
         self.python = python
-        self.watchdog_s = float(watchdog_s)
+        clip = request["clip"]
+        self.watchdog_s = max(float(watchdog_s), (clip.frames - 1) / max(float(clip.fps), 1e-9))
         self._heard = time.monotonic()
         self.proc = None
         self.fraction = 0.0
