@@ -466,7 +466,6 @@ exec "{python}" "$@"
 """
 
 
-@pytest.mark.slow
 def test_batch_failures_are_one_line_with_a_log_beside_the_output(shot, tmp_path, monkeypatch, capsys):
     """A take that meets a bug reported 'Python: Traceback (most recent call last):' and nothing
     else; now the summary and the FAILED line say what failed and where its report is.  The same
