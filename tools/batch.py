@@ -419,7 +419,9 @@ def take_main(spec_path: Path) -> int:
     try:
         result = bake_one(spec)
     except Exception as exc:     # noqa: BLE001 -- reported as this take's failure, the batch goes on
-        failure = sys.modules.get("fatigued_takes.fatigue_addon.failure")
+        import demo_blend
+
+        failure = sys.modules.get(f"{demo_blend.PACKAGE}.fatigue_addon.failure")   # the add-on's, once loaded
         if failure is None:
             from fatigue_addon import failure
         failure.set_log_dir(Path(spec["out_file"]).parent, _log_prefix(spec) + ".error")
