@@ -38,14 +38,14 @@ def write_log(text: str, prefix: str | None = None, folder=None) -> Path | None:
     prefix = prefix or _prefix
     stamp = time.strftime("%Y%m%d-%H%M%S")
     first = Path(folder) if folder is not None else _log_dir
-    for folder in ([first] if first is not None else []) + [Path(tempfile.gettempdir())]:
-        path = folder / f"{prefix}-{stamp}-{os.getpid()}.log"
+    for where in ([first] if first is not None else []) + [Path(tempfile.gettempdir())]:
+        path = where / f"{prefix}-{stamp}-{os.getpid()}.log"
         n = 1
         while path.exists():
             n += 1
-            path = folder / f"{prefix}-{stamp}-{os.getpid()}-{n}.log"
+            path = where / f"{prefix}-{stamp}-{os.getpid()}-{n}.log"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            where.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError:
             continue
