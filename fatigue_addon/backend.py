@@ -100,12 +100,10 @@ class InProcessRun:
             self._result = ("cancelled", None)
         except (SimulationError, PolicyError) as exc:
             self._result = ("error", _one_line(exc))
-        except Exception as exc:   # a simulator bug: still one line, nothing written
-            import traceback
+        except Exception as exc:   # a simulator bug: one line, the traceback in a log file
+            from . import failure
 
-            traceback.print_exc()
-            self._result = ("error", f"the simulation failed ({type(exc).__name__}: {_one_line(exc)}); "
-                                     f"nothing was written: please report this with the .blend")
+            self._result = ("error", failure.unexpected(exc, "the simulation"))
 
     def start(self):
         if self.threaded:
@@ -171,7 +169,9 @@ def worker_python(configured: str = "") -> str:
     python = (configured or "").strip()
     if python:
         python = os.path.expanduser(python)
-        if os.path.isdir(python) or not os.path.exists(python):
+        if os.path.isdir(python):
+            raise BackendError(f"Worker Python '{python}' is a directory, not a Python executable: {WORKER_FIX}")
+        if not os.path.exists(python):
             found = shutil.which(python)
             if not found:
                 raise BackendError(f"Worker Python '{python}' does not exist: {WORKER_FIX}")
@@ -193,12 +193,24 @@ def worker_python(configured: str = "") -> str:
     return python
 
 
-class WorkerRun:
-    """``python -m runtime.worker request.npz take.npz``, progress streamed from its stdout."""
+WATCHDOG_S = 120.0      # default: a worker silent for longer than this is stopped
+BANNER = "pybullet build time"   # PyBullet's import banner: never the reason a worker stopped
 
-    def __init__(self, request: dict, python: str):
+
+class WorkerRun:
+    """``python -m runtime.worker request.npz take.npz``, progress streamed from its stdout.
+
+    The worker says something at least every second while it simulates; one silent for longer
+    than ``watchdog_s`` (hung, or stopped by the system) is killed and the run fails in one line.
+    Its strength calibration, a fresh pass over the clip before the first word, runs faster than
+    real time: the bound is at least the clip's length, so a long clip is not stopped there."""
+
+    def __init__(self, request: dict, python: str, watchdog_s: float = WATCHDOG_S):
         self.request = request
         self.python = python
+        clip = request["clip"]
+        self.watchdog_s = max(float(watchdog_s), (clip.frames - 1) / max(float(clip.fps), 1e-9))
+        self._heard = time.monotonic()
         self.proc = None
         self.fraction = 0.0
         self._lines: queue.Queue = queue.Queue()
@@ -226,6 +238,7 @@ class WorkerRun:
             self._cleanup()
             raise BackendError(f"cannot start the simulation worker '{self.python}' ({exc.strerror or exc}): "
                                f"{WORKER_FIX}") from None
+        self._heard = time.monotonic()
         threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True).start()
         threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True).start()
         return self
@@ -233,10 +246,11 @@ class WorkerRun:
     def _read(self, stream, is_stdout):
         for line in stream:
             if is_stdout:
+                self._heard = time.monotonic()
                 self._lines.put(line.rstrip("\n"))
-            else:
+            elif not line.startswith(BANNER):
                 self._stderr.append(line.rstrip("\n"))
-                del self._stderr[:-20]
+                del self._stderr[:-200]
         stream.close()
 
     def poll(self):
@@ -258,27 +272,57 @@ class WorkerRun:
                 self._done = True
         rc = self.proc.poll()
         if rc is None:
-            return ("running", self.fraction)
+            silent = time.monotonic() - self._heard
+            if silent <= self.watchdog_s:
+                return ("running", self.fraction)
+            self._kill()
+            self._result = ("error", f"the simulation worker was silent for {silent:.0f} s (limit {self.watchdog_s:g} s) "
+                                     f"and was stopped; nothing was written: bake again, raise Worker watchdog in "
+                                     f"the add-on preferences for very long clips, or {WORKER_FIX}")
+            self._cleanup()
+            return self._result
         self.proc.wait()
         time.sleep(0.01)
         self._drain()
+        try:
+            self._result = self._outcome(rc)
+        finally:
+            self._cleanup()
+        return self._result
+
+    def _outcome(self, rc: int):
+        """The run's result once the worker has exited: its take (checked), or one line."""
         if self._error:
-            self._result = ("error", self._error)
-        elif rc == 0 and self._done and os.path.exists(self.take_path):
+            return ("error", self._error)
+        if rc == 0 and self._done and os.path.exists(self.take_path):
             from ..runtime import worker
             try:
-                self._result = ("done", worker.read_take(self.take_path))
-            except (OSError, ValueError, KeyError) as exc:
-                self._result = ("error", f"the simulation worker's take is unreadable ({_one_line(exc)}): "
-                                         f"nothing was written; bake again")
-        else:
-            how = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
-            last = next((s for s in reversed(self._stderr) if s.strip()), "")
-            detail = f": {last.strip()[:160]}" if last else ""
-            self._result = ("error", f"the simulation worker stopped ({how}{detail}); nothing was written: "
-                                     f"bake again, or {WORKER_FIX}")
-        self._cleanup()
-        return self._result
+                take = worker.read_take(self.take_path)
+                worker.check_take(take, self.request["clip"])
+            except Exception as exc:     # any damage to the file (truncated, not a zip, wrong arrays)
+                return ("error", f"the simulation worker's take is unreadable ({type(exc).__name__}: "
+                                 f"{_one_line(exc)[:120]}): nothing was written; bake again")
+            return ("done", take)
+        how = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
+        if rc == 0:
+            how = "exit code 0 without a take"
+        last = next((s for s in reversed(self._stderr) if s.strip()), "")
+        detail = f": {last.strip()[:160]}" if last else ""
+        log = None
+        if any("Traceback" in s for s in self._stderr):     # a crash: its report goes to a file, not to the user
+            from . import failure
+
+            log = failure.write_log("the simulation worker stopped\n\n" + "\n".join(self._stderr))
+        return ("error", f"the simulation worker stopped ({how}{detail}); nothing was written: "
+                         f"bake again, or {WORKER_FIX}" + (f"; its output is in {log}" if log else ""))
+
+    def _kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
 
     def _drain(self):
         while True:
@@ -292,12 +336,7 @@ class WorkerRun:
                 self._done = True
 
     def cancel(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+        self._kill()
         self._result = ("cancelled", None)
         self._cleanup()
 

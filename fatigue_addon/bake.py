@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ class BakeJob:
     backend: str = "IN_PROCESS"
     settings_curves: list = field(default_factory=list)   # snapshots of the keyed fatigue_settings curves
     take_name: str = ""         # the action to write (default <source>.fatigued)
+    take_note: str = ""         # why the take is not under the name asked for ("" when it is)
 
 
 # ============================================================================= script / batch options
@@ -79,6 +81,12 @@ class BakeOptions:
     def settings_overrides(self, settings) -> dict:
         """Fatigue-settings property -> value for this bake.  BakeInputError names a bad option."""
         out = {}
+        for name in fatigue_params.OPTION_RANGES:        # the same ranges as ./fatigue bake
+            value = getattr(self, name)
+            problem = None if value is None else fatigue_params.option_problem(name, value)
+            if problem:
+                shown = f"{value:.6g}" if isinstance(value, float) else repr(value)   # operator floats are 32-bit
+                raise BakeInputError(f"{name} {shown}: {problem}")
         rates = {k: getattr(self, k) for k in ("F", "R", "r")}
         given = [k for k, v in rates.items() if v is not None]
         if given and len(given) < 3:
@@ -180,15 +188,15 @@ def bake_range(scene, settings) -> tuple[int, int]:
 
 
 def source_action(obj, settings):
-    """The action to bake from: the assigned one, or the last bake's source when its take is assigned."""
+    """The action to bake from: the assigned one, or the source of the take assigned (the last bake's,
+    or any action this extension wrote: a take is never baked again as if it were keyed motion)."""
     active = anim.active_action(obj)
     src = settings.source_action
     if active is not None and src is not None and active == settings.baked_action and src != active:
         return src
-    if active is not None and active.name.endswith(SUFFIX):
-        orig = bpy.data.actions.get(active.name[: -len(SUFFIX)])
-        if orig is not None:
-            return orig
+    tagged = active.get(TAKE_TAG) if active is not None else None
+    if isinstance(tagged, str) and tagged != active.name and bpy.data.actions.get(tagged) is not None:
+        return bpy.data.actions[tagged]
     return active
 
 
@@ -329,13 +337,14 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         source = source_action(obj, settings)
     if source is None:
         raise BakeInputError(f"Armature '{obj.name}' has no action: assign one in the Action Editor")
-    take_name = options.take_name or source.name + SUFFIX
-    check_take_name(take_name, source)
+    take_name, name_note = resolve_take_name(obj, source, options.take_name)
     keyed = [fc for fc in settings_curves(obj, source)
              if fc.data_path[len("fatigue_settings."):] not in overrides]
     with _assigned(obj, source):
         checks.check_armature(obj, scene, (start, end))
+        checks.check_frames_keyed(obj, source, start, end)
         mapping = resolve_mapping(obj, settings)
+        checks.check_mapping_sense(obj, mapping)
         height, size_notes = body_height(obj, settings, mapping)
         mass = float(settings.mass)
         if not (math.isfinite(mass) and 10.0 <= mass <= 300.0):
@@ -346,6 +355,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
 
         pelvis = standing_pelvis_height(plan, height)
         clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height, pelvis_height=pelvis)
+        checks.check_moves(obj, source, mapping, clip, start, end)
         clip, info, start, end = _settle_root_jumps(obj, mapping, source, clip, info, start, end, height, pelvis)
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
@@ -355,10 +365,11 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                "plan": plan, "policy": policy_path(settings), "effort_economy": float(settings.effort_economy)}
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
-                   warnings=size_notes + list(info.warnings) + list(plan.notes if plan is not None else ()),
+                   warnings=([name_note] if name_note else []) + size_notes + list(info.warnings)
+                   + list(plan.notes if plan is not None else ()),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
                    backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
-                   take_name=take_name)
+                   take_name=take_name, take_note=name_note or "")
 
 
 def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, height: float, pelvis: float):
@@ -391,18 +402,50 @@ def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, h
                          f"range) or key it smoothly (Bezier interpolation)")
 
 
-TAKE_TAG = "fatigued_take_of"     # custom property on every written take: its source action's name
+TAKE_TAG = "fatigued_take_of"             # custom properties on every written take: its source action
+TAKE_ARMATURE = "fatigued_take_armature"  # ... and the armature it was baked for (both decide ownership)
 
 
-def check_take_name(name: str, source) -> None:
-    """A take may replace an earlier take, never the source or another action of the user's."""
-    if not name.strip():
+def owns(action, obj, source) -> bool:
+    """Whether ``action`` is the take this extension wrote for ``obj`` from ``source``: the only
+    action a bake may replace (an action the user made or copied, a take of another armature
+    sharing the source, or of another source, is never written into).  A take from before the
+    armature tag is ``obj``'s when ``obj``, and no other object, names it as its last bake."""
+    if action.get(TAKE_TAG) != source.name:
+        return False
+    if action.get(TAKE_ARMATURE) is not None:
+        return action.get(TAKE_ARMATURE) == obj.name
+    claims = [o for o in bpy.data.objects
+              if o.type == "ARMATURE" and getattr(o.fatigue_settings, "baked_action", None) == action]
+    return claims == [obj]
+
+
+def resolve_take_name(obj, source, wanted: str | None = None) -> tuple[str, str | None]:
+    """The action a take of ``obj`` from ``source`` goes into, and a one-line note when that is not
+    ``wanted`` (default ``<source>.fatigued``): a name held by anything but this armature's own
+    take of this source gets the first free (or own) ``<name>.001``, ``.002``, ..."""
+    base = wanted if wanted is not None else source.name + SUFFIX
+    if not base.strip():
         raise BakeInputError("the take name is empty: give a name for the new action")
-    if name == source.name:
-        raise BakeInputError(f"the take cannot replace its source action '{name}': give another take name")
-    existing = bpy.data.actions.get(name)
-    if existing is not None and name != source.name + SUFFIX and existing.get(TAKE_TAG) is None:
-        raise BakeInputError(f"an action '{name}' already exists and is not a fatigued take: give another take name")
+    if base == source.name:
+        raise BakeInputError(f"the take cannot replace its source action '{base}': give another take name")
+    held = bpy.data.actions.get(base)
+    if held is None or owns(held, obj, source):
+        return base, None
+    stem = base[:59]
+    pattern = re.compile(re.escape(stem) + r"\.\d{3}")
+    own = sorted(a.name for a in bpy.data.actions if pattern.fullmatch(a.name) and owns(a, obj, source))
+    name = own[0] if own else next(f"{stem}.{i:03d}" for i in range(1, 10000)
+                                   if bpy.data.actions.get(f"{stem}.{i:03d}") is None)
+    if held.get(TAKE_TAG) is None:
+        why = "an action of yours, not a fatigued take"
+    elif held.get(TAKE_TAG) != source.name:
+        why = f"the take of another source ('{held.get(TAKE_TAG)}')"
+    elif held.get(TAKE_ARMATURE) is not None:
+        why = f"the take of armature '{held.get(TAKE_ARMATURE)}'"
+    else:
+        why = "an earlier take that more than one armature (or none) names as its last bake"
+    return name, f"'{base}' is {why}: this take is '{name}' (rename or delete '{base}' to use its name)"
 
 
 def body_height(obj, settings, mapping) -> tuple[float, list]:
@@ -445,12 +488,14 @@ def body_plan(obj, settings, mapping: dict):
 
 
 def make_run(job: BakeJob, prefs=None, threaded: bool = True):
-    """The backend run for ``job`` following the preferences (``prefs``: backend, worker_python)."""
+    """The backend run for ``job`` following the preferences (``prefs``: backend, worker_python,
+    worker_watchdog)."""
     choice = backend.choose(getattr(prefs, "backend", "AUTO") if prefs is not None else "AUTO")
     job.backend = choice
     if choice == "WORKER":
         python = backend.worker_python(getattr(prefs, "worker_python", "") if prefs is not None else "")
-        return backend.WorkerRun(job.request, python)
+        return backend.WorkerRun(job.request, python,
+                                 watchdog_s=float(getattr(prefs, "worker_watchdog", backend.WATCHDOG_S)))
     return backend.InProcessRun(job.request, threaded=threaded)
 
 
@@ -513,7 +558,10 @@ def write(context, job: BakeJob, take) -> dict:
     if source is None:
         raise BakeInputError(f"the source action '{job.source}' is gone: nothing was written; bake again")
     settings = obj.fatigue_settings
-    name = job.take_name or job.source + SUFFIX
+    name, note = resolve_take_name(obj, source, job.take_name or None)
+    if note:                                   # an action took the name while the simulation ran
+        job.take_note = note
+        job.warnings.insert(0, note)
     existed = bpy.data.actions.get(name)
     curves = joint_curves(take)
     extra = []
@@ -539,6 +587,7 @@ def write(context, job: BakeJob, take) -> dict:
         for snap in job.settings_curves:       # the keyed fitness, as keyed, on the take's timeline
             anim.paste_fcurve(snap, action, obj)
         action[TAKE_TAG] = source.name
+        action[TAKE_ARMATURE] = obj.name
         if existed is None:
             undo.append(lambda a=action: bpy.data.actions.remove(a))
         _keep_source_in_nla(obj, source, undo)
@@ -606,6 +655,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "behind_source_m": stats.get("behind_source_m", 0.0),
         "notes": dict(take.notes),
         "warnings": list(job.warnings) + [e["reason"] for e in stopped],
+        "name_notes": [job.take_note] if job.take_note else [],
         "meshes": list(meshes),
         "stats": stats,
         "timings": timings,

@@ -1,4 +1,6 @@
 """Checks on what the animator selected, each failure a one-line message that names the fix."""
+import math
+
 from . import anim
 
 
@@ -37,3 +39,136 @@ def check_armature(obj, scene, frame_range=None) -> dict:
         "frames": (start, end),
         "fps": scene.render.fps / scene.render.fps_base,
     }
+
+
+# ============================================================================= input that would bake nonsense
+
+def check_frames_keyed(obj, action, start: int, end: int) -> None:
+    """Refuse a frame range that misses every key of ``action`` (the take would hold one pose).
+    A cycled curve (Cycles modifier) plays past its keys, so it keys every frame."""
+    lo, hi = float("inf"), float("-inf")
+    for fc in anim.action_fcurves(obj):
+        if fc.data_path.startswith("fatigue_settings.") or fc.mute or not len(fc.keyframe_points):
+            continue
+        if any(m.type == "CYCLES" and not m.mute for m in fc.modifiers):
+            return
+        a, b = fc.range()
+        lo, hi = min(lo, a), max(hi, b)
+    if lo <= hi and (end < lo or start > hi):
+        raise BakeInputError(f"Frames {start}-{end} lie outside the keys of '{action.name}' (frames {lo:g}-{hi:g}): "
+                             f"set the scene range or the Fatigue panel's custom range to overlap them")
+
+
+def check_mapping_sense(obj, mapping: dict) -> None:
+    """Refuse a (usually hand-edited) rig mapping that is complete but wrong: a bone given to two
+    joints, a head, hand or toe in another limb, or left and right swapped."""
+    from . import rigmap
+
+    label = rigmap.KEY_LABELS
+    seen = {}
+    for key in rigmap.ALL_KEYS:
+        bone = mapping.get(key)
+        if not bone:
+            continue
+        if bone in seen:
+            raise BakeInputError(f"Rig mapping: bone '{bone}' is mapped to both {label[seen[bone]]} and "
+                                 f"{label[key]}: map each joint to its own bone in the Rig Mapping list")
+        seen[bone] = key
+    bones = obj.data.bones
+    limb_keys = [f"{s}_{j}" for s in ("left", "right") for j in ("hip", "knee", "ankle", "shoulder", "elbow")]
+    limb_of_bone = {mapping[k]: k for k in limb_keys if mapping.get(k) in bones}
+
+    def limb(name):
+        """The mapped limb joint ``name`` hangs from (itself included), or None (trunk, head)."""
+        b = bones.get(name)
+        while b is not None:
+            if b.name in limb_of_bone:
+                return limb_of_bone[b.name]
+            b = b.parent
+        return None
+
+    def group(key):
+        return None if key is None else (key.split("_")[0], "leg" if key.split("_")[1] in ("hip", "knee", "ankle")
+                                         else "arm")
+
+    expected = {"head": None, "left_hand": ("left", "arm"), "right_hand": ("right", "arm"),
+                "left_toe": ("left", "leg"), "right_toe": ("right", "leg")}
+    for key, want in expected.items():
+        bone = mapping.get(key)
+        if not bone or bone not in bones:
+            continue
+        got = limb(bone)
+        if got is not None and group(got) != want:
+            raise BakeInputError(f"Rig mapping: {label[key]} is '{bone}', a bone of the {label[got].lower()} "
+                                 f"'{mapping[got]}': map the {label[key].lower()} bone in the Rig Mapping list "
+                                 f"(or press Detect Rig)")
+    _check_sides(obj, mapping, label)
+
+
+def _check_sides(obj, mapping: dict, label: dict) -> None:
+    """Left and right judged in the rest pose, in the armature's own space (so the object's
+    rotation or scale does not matter): a person's left is up x forward, with up from the pelvis
+    to the neck and forward from the ankles to the toes (or along the feet).  Where the bones'
+    names say the same sides as the rows, the names win: feet that point back (a creature's
+    heel-raised leg) would mislead the geometry, a hand-edited row does not rename its bone."""
+    import numpy as np
+
+    from .rigmap import parse_name
+
+    bones = obj.data.bones
+
+    def head(key):
+        b = bones.get(mapping.get(key) or "")
+        return None if b is None else np.array(b.head_local, dtype=float)
+
+    pelvis, neck = head("pelvis"), head("neck")
+    if pelvis is None or neck is None:
+        return
+    up = neck - pelvis
+    size = float(np.linalg.norm(up))
+    if size < 1e-6:
+        return
+    up /= size
+    fwd = []
+    for side in ("left", "right"):
+        ankle, toe = head(f"{side}_ankle"), head(f"{side}_toe")
+        foot = bones.get(mapping.get(f"{side}_ankle") or "")
+        if ankle is not None and toe is not None:
+            fwd.append(toe - ankle)
+        elif foot is not None:
+            fwd.append(np.array(foot.tail_local, dtype=float) - np.array(foot.head_local, dtype=float))
+    if not fwd:
+        return
+    forward = np.mean(fwd, axis=0)
+    forward -= up * float(forward @ up)
+    if np.linalg.norm(forward) < 0.02 * size:
+        return                     # feet along the spine (a lying rest pose with pointed feet): cannot judge
+    left = np.cross(up, forward / np.linalg.norm(forward))
+    for joint in ("hip", "shoulder", "knee", "ankle", "elbow"):
+        a, b = head(f"left_{joint}"), head(f"right_{joint}")
+        if a is None or b is None:
+            continue
+        named = (parse_name(mapping[f"left_{joint}"])[1], parse_name(mapping[f"right_{joint}"])[1])
+        if float((a - b) @ left) < -0.05 * size and named != ("left", "right"):
+            raise BakeInputError(f"Rig mapping: left and right look swapped: {label[f'left_{joint}']} "
+                                 f"'{mapping[f'left_{joint}']}' is on the character's right: swap the left and "
+                                 f"right rows in the Rig Mapping list (or press Detect Rig)")
+
+
+def check_moves(obj, action, mapping: dict, clip, start: int, end: int) -> None:
+    """Refuse an action that keys none of the mapped bones and does not move them either (fingers,
+    a prop, a root bone alone): the take would stand still.  Constraint-driven rigs move their
+    mapped bones without keying them, so the motion decides, not the keys alone."""
+    import numpy as np
+
+    if anim.animated_bones(obj) & set(mapping.values()):
+        return
+    q = np.asarray(clip.joint_rots, dtype=float)
+    if len(q) < 2:
+        return
+    if float(np.abs(np.sum(q * q[:1], axis=-1)).min()) < math.cos(math.radians(0.25)):   # a joint turns > 0.5 deg
+        return
+    keyed = sorted(anim.animated_bones(obj))
+    raise BakeInputError(f"Action '{action.name}' moves none of the mapped bones of '{obj.name}' in frames "
+                         f"{start}-{end} (it keys only {', '.join(keyed[:3])}{', ...' if len(keyed) > 3 else ''}): "
+                         f"assign the character's body animation, or map the bones it animates in the Rig Mapping list")

@@ -28,10 +28,17 @@ class FatigueAddonPreferences(bpy.types.AddonPreferences):
         default="",
     )
 
+    worker_watchdog: bpy.props.FloatProperty(
+        name="Worker watchdog",
+        description="Stop a worker process that reports no progress for this many seconds (hung or stalled)",
+        default=120.0, min=5.0, soft_max=1800.0, max=86400.0, unit="TIME_ABSOLUTE",
+    )
+
     def draw(self, context):
         layout = self.layout
         layout.prop(self, "backend")
         layout.prop(self, "worker_python")
+        layout.prop(self, "worker_watchdog")
 
 
 classes = (FatigueAddonPreferences,)

@@ -3,6 +3,15 @@ import bpy
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 
+def _unexpected(exc, context, what: str = "Bake Fatigued Take") -> str:
+    """The one line for a failure nobody expected; its traceback goes to a log file."""
+    from ..fatigue_addon import failure
+
+    obj = getattr(context, "active_object", None)
+    return failure.unexpected(exc, what, context=f"Blender {bpy.app.version_string}, file "
+                              f"{bpy.data.filepath or '(unsaved)'}, active object {getattr(obj, 'name', None)!r}")
+
+
 def _prefs(context):
     from ..fatigue_addon import ADDON_ID
 
@@ -38,6 +47,9 @@ class FATIGUE_OT_check_rig(bpy.types.Operator):
         except BakeInputError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
+        except Exception as exc:      # a bug: one line and a log file, never a traceback
+            self.report({"ERROR"}, _unexpected(exc, context, "Check Rig"))
+            return {"CANCELLED"}
         self.report(
             {"INFO"},
             f"'{info['armature']}': action '{info['action']}' animates {info['animated_bones']} of "
@@ -66,6 +78,9 @@ class FATIGUE_OT_detect_rig(bpy.types.Operator):
             mapping = rigmap.detect_mapping(obj, strict=False)
         except BakeInputError as exc:
             self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        except Exception as exc:
+            self.report({"ERROR"}, _unexpected(exc, context, "Detect Rig"))
             return {"CANCELLED"}
         bake.store_mapping(obj.fatigue_settings, mapping)
         if mapping.problems:
@@ -198,6 +213,15 @@ class FATIGUE_OT_load_shipped_mapping(bpy.types.Operator):
 _SCRIPT_ONLY = {"HIDDEN", "SKIP_SAVE"}
 
 
+def _report_done(op, report) -> None:
+    """The bake's summary line, then a line for a take that could not have its usual name."""
+    from ..fatigue_addon import bake
+
+    op.report({"INFO"}, bake.summary(report))
+    for note in report.get("name_notes", ()):
+        op.report({"WARNING"}, note)
+
+
 class FATIGUE_OT_bake_take(bpy.types.Operator):
     """Simulate the active armature's action under muscle fatigue and bake the result as a new action
     (<action>.fatigued), with per-bone fatigue curves and a heat colour on the skinned meshes"""
@@ -217,7 +241,8 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     preset: bpy.props.StringProperty(
         name="Preset", options=_SCRIPT_ONLY,
         description="Fitness preset (Athlete, Average, Untrained, Exhausted, Realistic) or Fresh (no fatigue)")
-    fitness: bpy.props.FloatProperty(name="Fitness", options=_SCRIPT_ONLY, min=0.0, max=1.0,
+    # No min/max on these: Blender would clamp a bad value silently; BakeOptions refuses it in one line.
+    fitness: bpy.props.FloatProperty(name="Fitness", options=_SCRIPT_ONLY,
                                      description="0 exhausted .. 0.5 average adult .. 1 athlete")
     F: bpy.props.FloatProperty(name="F", options=_SCRIPT_ONLY, description="Fatigue rate (1/s); with R and r")
     R: bpy.props.FloatProperty(name="R", options=_SCRIPT_ONLY, description="Recovery rate (1/s); with F and r")
@@ -274,8 +299,11 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
         except BakeInputError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
+        except Exception as exc:      # a bug: one line and a log file, never a traceback
+            self.report({"ERROR"}, _unexpected(exc, context))
+            return {"CANCELLED"}
         wm.fatigue_bake_status = ""
-        self.report({"INFO"}, bake.summary(report))
+        _report_done(self, report)
         return {"FINISHED"}
 
     # -- interactive: modal timer, the simulation in a thread or worker, ESC cancels ---------------
@@ -291,6 +319,9 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
             self._run.start()
         except BakeInputError as exc:
             self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        except Exception as exc:
+            self.report({"ERROR"}, _unexpected(exc, context))
             return {"CANCELLED"}
         import time
 
@@ -313,6 +344,16 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
             area.tag_redraw()
 
     def modal(self, context, event):
+        try:
+            return self._modal(context, event)
+        except Exception as exc:      # a bug: stop the run, one line and a log file
+            if self._run is not None:
+                self._run.cancel()
+            self._finish(context)
+            self.report({"ERROR"}, _unexpected(exc, context))
+            return {"CANCELLED"}
+
+    def _modal(self, context, event):
         from ..fatigue_addon import bake
         from ..fatigue_addon.checks import BakeInputError
 
@@ -348,7 +389,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
         except BakeInputError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        self.report({"INFO"}, bake.summary(report))
+        _report_done(self, report)
         return {"FINISHED"}      # UNDO flag: the whole bake is this one undo step
 
     def cancel(self, context):   # Blender closes the window / file while modal

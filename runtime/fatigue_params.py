@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from . import proxy, repeatable
+from .fatigue import MAX_RATE, MAX_REST_MULTIPLIER
 
 _DATA = Path(__file__).with_name("data") / "fatigue_parameters.json"
 
@@ -102,6 +103,30 @@ PRESETS: dict[str, FitnessPreset] = {
     )
 }
 DEFAULT_PRESET = "Average"
+
+
+# What a bake accepts for each fitness option, wherever it is given (operator arguments,
+# ./fatigue bake): name -> (low, high, low excluded).
+OPTION_RANGES = {
+    "fitness": (0.0, 1.0, False),
+    "F": (0.0, MAX_RATE, True),
+    "R": (0.0, MAX_RATE, True),
+    "r": (0.0, MAX_REST_MULTIPLIER, True),
+    "time_scale": (0.0, 10000.0, True),
+}
+
+
+def option_problem(name: str, value) -> str | None:
+    """None when ``value`` is a number OPTION_RANGES allows for ``name``; else what to give
+    ("give a number in [0, 1]"), so that every entry point refuses the same values."""
+    lo, hi, lo_open = OPTION_RANGES[name]
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if math.isfinite(v) and v <= hi and (v > lo if lo_open else v >= lo):
+        return None
+    return f"give a number in {'(' if lo_open else '['}{lo:g}, {hi:g}]"
 
 
 def preset(name: str) -> FitnessPreset:

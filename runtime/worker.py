@@ -7,8 +7,9 @@ so platforms without a pybullet wheel for Blender's Python can still bake.  nump
 Protocol:
 * the request is an ``.npz`` written by ``write_request`` (Clip, FatigueSchedule, mode, height,
   mass; no pickles);
-* stdout carries lines ``@@progress 0.42`` (about 100 of them), then ``@@done``; anything else on
-  stdout (PyBullet's build banner) is to be ignored;
+* stdout carries lines ``@@progress 0.42`` (about 100 of them) and ``@@alive`` (at least one a second
+  while it simulates: the backend stops a worker silent for longer than its watchdog), then
+  ``@@done``; anything else on stdout (PyBullet's build banner) is to be ignored;
 * failures the user can fix end with ``@@error <one line>`` and exit status 2;
 * the Take is written to a temporary file next to TAKE.npz and renamed into place when complete,
   so a reader never sees half a take.  Killing the process (ESC in Blender) leaves no take.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -112,6 +114,25 @@ def read_take(path) -> Take:
                     **{k: z[k] for k in ("tau_max", "strength") if k in z.files})
 
 
+def check_take(take: Take, clip: Clip) -> None:
+    """Raise ValueError unless ``take`` is a whole, finite take of ``clip`` (what the worker was
+    asked for): a take file can be complete as a zip and still be wrong."""
+    T = take.frames
+    c = take.clip
+    if T < 1 or tuple(c.joints) != tuple(clip.joints):
+        raise ValueError(f"{T} frames of joints {len(c.joints)}, expected joints {len(clip.joints)}")
+    shapes = {"root_pos": (c.root_pos, (T, 3)), "root_rot": (c.root_rot, (T, 4)),
+              "joint_rots": (c.joint_rots, (T, len(clip.joints), 4)), "reference_time": (take.reference_time, (T,))}
+    for k in FATIGUE_FIELDS:
+        shapes["fatigue_" + k] = (take.fatigue[k], (T, np.shape(take.fatigue["MF"])[1]))
+    for name, (a, shape) in shapes.items():
+        a = np.asarray(a)
+        if a.shape != shape:
+            raise ValueError(f"{name} has shape {a.shape}, expected {shape}")
+        if not np.isfinite(a).all():
+            raise ValueError(f"{name} holds non-finite values")
+
+
 def _save_atomic(path, arrays: dict) -> None:
     path = os.fspath(path)
     tmp = path + ".part"
@@ -140,12 +161,24 @@ def main(argv=None) -> int:
         _say(f"@@error cannot read the bake request: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return 2
     last = [-1]
+    said = [time.monotonic()]
+    _say("@@alive")
 
     def progress(fraction: float) -> None:
         pct = int(round(100 * fraction))
         if pct != last[0]:
             last[0] = pct
+            said[0] = time.monotonic()
             _say(f"@@progress {fraction:.4f}")
+
+    def alive() -> bool:
+        """Called every simulation step: a line a second tells the backend's watchdog it is not hung
+        (a rest can hold the progress still for a while)."""
+        now = time.monotonic()
+        if now - said[0] >= 1.0:
+            said[0] = now
+            _say("@@alive")
+        return False
 
     kwargs = {k: req[k] for k in ("seconds", "hold", "out_fps", "plan", "effort_economy") if k in req}
     try:
@@ -153,7 +186,7 @@ def main(argv=None) -> int:
             from .policy import SrbPolicy
             kwargs["policy"] = SrbPolicy.load(req["policy"])
         take = simulate(req["clip"], req["schedule"], mode=req["mode"], height=req["height"], mass=req["mass"],
-                        progress=progress, **kwargs)
+                        progress=progress, cancel=alive, **kwargs)
     except (SimulationError, ValueError) as exc:   # PolicyError is a ValueError
         _say(f"@@error {str(exc).splitlines()[0]}")
         return 2

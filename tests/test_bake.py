@@ -626,6 +626,7 @@ def _modal_operator(obj, prefs=None):
         _run = None
         _job = None
         modal = op_cls.modal
+        _modal = op_cls._modal
         _finish = op_cls._finish
 
         def report(self, kind, msg):

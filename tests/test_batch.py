@@ -101,7 +101,6 @@ OPERATOR_ERRORS = {
     "preset and rates": ({"preset": "Average", "F": 0.1, "R": 0.1, "r": 2.0}, "not both"),
     "empty frames": ({"frame_start": 20, "frame_end": 10}, "frames 20:10 are empty"),
     "take over source": ({"take_name": "walk"}, "cannot replace its source action 'walk'"),
-    "take over user action": ({"take_name": "other"}, "'other' already exists and is not a fatigued take"),
     "bad mode": ({"mode": "ragdoll"}, "unknown mode 'ragdoll': use srb or torque"),
     "bad foot placement": ({"foot_placement": "hop"}, "unknown foot placement 'hop': use policy or rule"),
     "bad effort economy": ({"effort_economy": 9.0}, "effort economy 9.0: use 0 (hold every pose) to 5"),

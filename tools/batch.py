@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -36,7 +37,7 @@ VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
 SUMMARY_FIELDS = ("file", "out_file", "variant", "armature", "action", "out_action", "frames", "take_frames",
                   "mode", "support", "seconds_sim", "realtime_x", "duration_stretch", "peak_fatigue_by_region",
                   "residual_force_bw_mean", "fell", "fall_frame", "finished", "behind_source_m", "rests", "wall_s", "status",
-                  "error")
+                  "error", "log", "warnings")
 
 
 class UsageError(Exception):
@@ -103,6 +104,22 @@ def _positive(name: str, value: float | None, lo: float = 0.0, hi: float = math.
         raise UsageError(f"{name} {value!r}: give a number in {rng}")
 
 
+def _check_writable(path: Path, option: str) -> None:
+    """UsageError unless ``path`` can be written as a file: not a directory, and its folder (or
+    the nearest folder that exists above it, to be created) writable."""
+    if path.is_dir():
+        raise UsageError(f"{option}: {path} is a directory, not a file: give a file path")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{option}: {path} is not writable: give another path or fix its permissions")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{option}: cannot create {path}: {folder} is a file, not a folder: give another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write into {folder}: give another path or fix its permissions")
+
+
 def plan(args) -> list[dict]:
     """Check the arguments and input files; return the chains of takes (one chain per input file).
     Raises UsageError (exit 2) before anything is baked."""
@@ -110,6 +127,8 @@ def plan(args) -> list[dict]:
     for src, given in zip(inputs, args.inputs):
         if src.suffix.lower() != ".blend":
             raise UsageError(f"{given}: not a .blend file")
+        if src.is_dir():
+            raise UsageError(f"{given} is a directory, not a .blend file: give the .blend files inside it")
         if not src.is_file():
             raise UsageError(f"{given}: no such file")
     if len(set(inputs)) != len(inputs):
@@ -127,11 +146,15 @@ def plan(args) -> list[dict]:
         raise UsageError(f"--preset {args.preset}: use one of {', '.join(('Fresh',) + PRESET_NAMES)}")
     if args.preset is not None and args.preset.lower() == "fresh" and args.fitness is not None:
         raise UsageError("--preset Fresh has no fitness: drop --fitness")
-    _positive("--fitness", args.fitness, 0.0, 1.0, lo_open=False)
+    for name, flag in (("fitness", "--fitness"), ("F", "--F"), ("R", "--R"), ("r", "--r"),
+                       ("time_scale", "--time-scale")):
+        value = getattr(args, name)
+        problem = None if value is None else fatigue_params.option_problem(name, value)
+        if problem:
+            raise UsageError(f"{flag} {value!r}: {problem}")
     _positive("--effort-economy", args.effort_economy, 0.0, MAX_EFFORT_ECONOMY, lo_open=False)
-    for k, v in rates.items():
-        _positive(f"--{k}", v, 0.0, 1000.0)
-    _positive("--time-scale", args.time_scale, 0.0, 10000.0)
+    if args.mode == "torque":
+        raise UsageError("--mode torque: torque mode is not available for baking yet: use --mode srb")
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
     _positive("--timeout", args.timeout)
@@ -167,6 +190,13 @@ def plan(args) -> list[dict]:
         if len(set(outs)) != len(outs):
             raise UsageError("two inputs share a file name and would write the same output: bake them "
                              "into different --out directories")
+    for dst in outs:
+        _check_writable(dst, "--in-place" if args.in_place else "--out")
+    if args.summary is not None:
+        summary = args.summary.resolve()
+        if summary in outs or summary in inputs:
+            raise UsageError(f"--summary {args.summary} is also a .blend of this batch: give another path")
+        _check_writable(summary, "--summary")
 
     base = {"armature": args.armature, "action": args.action, "frame_start": frame_start, "frame_end": frame_end,
             "preset": args.preset, "fitness": args.fitness, "time_scale": args.time_scale, "mode": args.mode,
@@ -176,7 +206,9 @@ def plan(args) -> list[dict]:
     for src, dst in zip(inputs, outs):
         chain = []
         for variant in variants:
-            spec = dict(base, file=str(src), out_file=str(dst), variant=variant)
+            # the exact temporary file this take may leave: the only one its failure removes
+            part = dst.with_name(f".{dst.stem}.{uuid.uuid4().hex[:12]}.part.blend")
+            spec = dict(base, file=str(src), out_file=str(dst), variant=variant, part=str(part))
             if variant is not None:
                 spec["preset"] = variant
             chain.append(spec)
@@ -206,16 +238,34 @@ def _run_take(spec: dict, read_from: Path) -> dict:
             except json.JSONDecodeError:
                 result = None
     if result is None and proc is not None:
-        tail = [line for line in (proc.stderr or "").splitlines() if line.strip()][-1:] or ["no output"]
-        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
-        result = {"status": "crashed", "error": f"the take's process ended with {how}: {tail[0]}"}
+        result = _crashed(spec, proc)
     if result["status"] != "ok":          # a process stopped while saving leaves its temporary file
-        out = Path(spec["out_file"])
-        for part in out.parent.glob(f".{out.stem}.*.part.blend"):
-            part.unlink(missing_ok=True)
+        Path(spec["part"]).unlink(missing_ok=True)
     result.update({k: spec[k] for k in ("file", "out_file", "variant")})
     result["wall_s"] = time.perf_counter() - t0
     return {k: result.get(k) for k in SUMMARY_FIELDS}
+
+
+def _log_prefix(spec: dict) -> str:
+    out = Path(spec["out_file"])
+    return out.stem + (f".{spec['variant']}" if spec.get("variant") else "")
+
+
+def _crashed(spec: dict, proc) -> dict:
+    """A take whose process died: one line (its last words, without PyBullet's banner or a
+    traceback) and its whole output in a log file beside the output."""
+    lines = [line.strip() for line in (proc.stderr or "").splitlines() if line.strip()]
+    lines = [x for x in lines if not x.startswith("pybullet build time") and not x.startswith("Traceback (")
+             and not x.startswith("File \"")]
+    how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
+    from fatigue_addon import failure      # no bpy in it: the batch's own process can use it
+
+    log = failure.write_log(f"the take's process ended with {how}\n\n--- stdout\n{proc.stdout or ''}\n"
+                            f"--- stderr\n{proc.stderr or ''}", prefix=_log_prefix(spec) + ".crash",
+                            folder=Path(spec["out_file"]).parent)
+    error = f"the take's process ended with {how}: {failure.one_line(lines[-1], 160) if lines else 'no output'}"
+    return {"status": "crashed", "error": error + (f"; its output is in {log}" if log else ""),
+            "log": str(log) if log else None}
 
 
 def _run_chain(chain: list[dict], report) -> list[dict]:
@@ -262,10 +312,15 @@ def run(args) -> int:
     print(f"fatigue bake: {total - len(failed)} of {total} take(s) baked in {wall:.1f} s"
           + (f"; {len(failed)} failed" if failed else ""), flush=True)
     if args.summary is not None:
-        args.summary.parent.mkdir(parents=True, exist_ok=True)
-        args.summary.write_text(json.dumps({"jobs": args.jobs, "wall_s": wall, "baked": total - len(failed),
-                                            "failed": len(failed), "takes": results}, indent=1),
-                                encoding="utf-8")
+        try:
+            args.summary.parent.mkdir(parents=True, exist_ok=True)
+            args.summary.write_text(json.dumps({"jobs": args.jobs, "wall_s": wall, "baked": total - len(failed),
+                                                "failed": len(failed), "takes": results}, indent=1),
+                                    encoding="utf-8")
+        except OSError as exc:          # checked before baking; something changed since
+            print(f"fatigue bake: cannot write the summary {args.summary} ({exc.strerror or exc}): the baked "
+                  f"files are written; the lines above are the summary", file=sys.stderr)
+            return 1
         print(f"wrote {args.summary}")
     return 1 if failed else 0
 
@@ -293,6 +348,8 @@ def bake_one(spec: dict) -> dict:
     import demo_blend
 
     demo_blend.load_addon()
+    failure = demo_blend._mod("fatigue_addon.failure")      # the operator's: its logs go beside the output
+    failure.set_log_dir(Path(spec["out_file"]).parent, _log_prefix(spec) + ".error")
     out = Path(spec["out_file"])
     result = {"status": "failed", "error": None}
     try:
@@ -317,17 +374,27 @@ def bake_one(spec: dict) -> dict:
             source = found.name if found is not None else None
         if source is not None:
             kwargs["take_name"] = f"{source}.fatigued.{spec['variant']}"
+    before = failure.last_log()
     try:
         bpy.ops.fatigue.bake_take(armature=armature, **kwargs)
     except RuntimeError as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else "the bake failed"
-        result["error"] = message[len("Error: "):] if message.startswith("Error: ") else message
+        text = str(exc).strip()
+        if "Traceback" in text:        # a Python error that escaped the operator: its report goes to a file
+            log = failure.write_log(text)
+            last = failure.one_line(text.splitlines()[-1], 160)
+            result["error"] = (f"the bake failed unexpectedly ({last}); nothing was written"
+                               + (f"; full report in {log}" if log else ""))
+        else:
+            message = text.splitlines()[0] if text else "the bake failed"
+            result["error"] = message[len("Error: "):] if message.startswith("Error: ") else message
+        if failure.last_log() != before:
+            result["log"] = str(failure.last_log())
         return result
     report = json.loads(obj.fatigue_settings.last_report)
     action = bpy.data.actions[report["action"]]
     action.use_fake_user = True            # every variant survives saving, assigned or not
     out.parent.mkdir(parents=True, exist_ok=True)
-    part = out.with_name(f".{out.stem}.{os.getpid()}.part.blend")
+    part = Path(spec["part"])
     try:
         bpy.ops.wm.save_as_mainfile(filepath=str(part), copy=True, compress=False)
         os.replace(part, out)
@@ -343,7 +410,7 @@ def bake_one(spec: dict) -> dict:
         peak_fatigue_by_region=report["peak_fatigue_by_region"],
         residual_force_bw_mean=report["residual_force_bw_mean"], fell=report["fell"],
         fall_frame=report.get("fall_frame"), finished=report["finished"], behind_source_m=report.get("behind_source_m"),
-        rests=report["rests"])
+        rests=report["rests"], warnings=report.get("name_notes") or None)
     return result
 
 
@@ -352,7 +419,14 @@ def take_main(spec_path: Path) -> int:
     try:
         result = bake_one(spec)
     except Exception as exc:     # noqa: BLE001 -- reported as this take's failure, the batch goes on
-        result = {"status": "failed", "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+        import demo_blend
+
+        failure = sys.modules.get(f"{demo_blend.PACKAGE}.fatigue_addon.failure")   # the add-on's, once loaded
+        if failure is None:
+            from fatigue_addon import failure
+        failure.set_log_dir(Path(spec["out_file"]).parent, _log_prefix(spec) + ".error")
+        result = {"status": "failed", "error": failure.unexpected(exc, "the take", context=json.dumps(spec)),
+                  "log": str(failure.last_log()) if failure.last_log() else None}
     Path(spec["result"]).write_text(json.dumps(result, default=float), encoding="utf-8")
     return 0
 
@@ -371,6 +445,11 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"fatigue bake: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:       # noqa: BLE001 -- a bug: one line and a log file, never a traceback
+        from fatigue_addon import failure
+
+        print(f"fatigue bake: {failure.unexpected(exc, './fatigue bake', context=' '.join(argv))}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
