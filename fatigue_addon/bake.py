@@ -37,6 +37,7 @@ MAX_STRETCH = 3.0        # runtime.simulate.MAX_STRETCH: a take is at most this 
 MAX_RATE = 1000.0        # runtime.fatigue.MAX_RATE
 BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary
 BODY_PARTS = proxy.BODY_PARTS
+FEET_ONLY = "its feet: balance simulated"   # runtime.floor.Support.described() when the feet carry the whole clip
 
 
 @dataclass
@@ -626,7 +627,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "action": action.name,
         "source": job.source,
         "mode": take.mode,
-        "support": take.notes.get("support", "its feet: balance simulated"),
+        "support": take.notes.get("support", FEET_ONLY),
         "foot_placement": take.notes.get("foot_placement", "Raibert rule"),
         "effort_economy": take.notes.get("effort_economy", ""),
         "backend": job.backend,
@@ -672,7 +673,7 @@ def summary(report: dict) -> str:
             + (f", ends {report['behind_source_m']:.1f} m short of the source's path (shorter tired strides)"
                if report.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M else "")
             + ("" if report.get("finished", True) else ", UNFINISHED: too tired to play the whole source")
-            + ("" if report.get("support", "its feet").startswith("its feet") else f"; held up by {report['support']}"))
+            + ("" if report.get("support", FEET_ONLY) == FEET_ONLY else f"; held up by {report['support']}"))
 
 
 # ============================================================================= all three, synchronously

@@ -3,28 +3,36 @@
 Conventions converted here and nowhere else: Blender is Z-up, metres, quaternions (w, x, y, z)
 and 4x4 matrices; ``runtime`` is Z-up, metres, quaternions (x, y, z, w).
 
-Method (independent of the rig's rest pose, T-pose and A-pose rigs alike):
+Method (independent of the rig's rest pose, units and orientation; see rig_space):
 
-* ``W_b(t)``: world rotation of mapped bone b at frame t (``obj.matrix_world @ pose_bone.matrix``,
-  scale removed), ``W_b(rest)`` the same in the rest pose.  ``D_b(t) = W_b(t) W_b(rest)^-1`` is
-  the bone's world motion away from its rest pose.
-* ``A``: a fixed yaw about world Z turning the rig's facing (from its left/right hips and
-  shoulders) onto the proxy's +X.
+* ``O``: the object's world matrix, read once (at the first baked frame): the bones are
+  simulated in the armature's own space under it, so an animated parent or object keys are not
+  part of the performance and are not counted twice (they play on top of the take).
+* ``W_b(t)``: world rotation of mapped bone b at frame t (``O @ pose_bone.matrix``, scale
+  removed), ``W_b(rest)`` the same in the rest pose.  ``D_b(t) = W_b(t) W_b(rest)^-1`` is the
+  bone's world motion away from its rest pose.
+* ``Fr``: the rest pose's body axes (forward, left, up; rig_space.body_frame: up along the trunk
+  snapped to a world axis, left from the hips and shoulders), so a rest pose lying down or on its
+  head is read like a standing one.
+* ``A``: stands the motion up (world Z, or the one axis a file imported with another up axis
+  stands along all through its motion: rig_space.motion_up) and turns the rig's facing (its rest
+  pose's, or the first frame's when the rest pose lies down) onto the proxy's +X.
 * ``C_j``: the proxy link's world orientation when the proxy stands LIKE THE RIG'S REST POSE:
   starting from the proxy rest pose (facing +X, up +Z, ``runtime.clip.Y_UP_TO_Z_UP`` at the root,
   every joint identity, arms hanging down) each segment is swung, down the chain, by the minimal
-  rotation that points it along the rig bone's rest direction turned by A (segment ends come from
-  the next joint's head, so bone tails, which FBX imports place arbitrarily, do not matter).
-  Feet only turn about Z (toe-out): a rig standing in its rest pose has flat feet.
+  rotation that points it along the rig bone's rest direction in ``Fr`` (segment ends come from
+  the next joint's head: importers make bone tails any length), then turned by ``A Fr``.  Feet
+  only turn about the body's up (toe-out): a rig standing in its rest pose has flat feet.
 * Proxy link world rotation ``P_j(t) = A D_b(t) A^-1 C_j``; Clip root rotation = ``P_pelvis``;
   joint rotation = ``P_parent^-1 P_j`` (proxy tree: pelvis->chest->neck, pelvis->hip->knee->ankle,
   chest->shoulder->elbow).  Knees and elbows are revolute about their local Z in the proxy: the
   Clip keeps the full quaternion and ``RetargetInfo.off_axis_deg`` reports the part the hinge
   cannot follow.
 * Root position ``= s A p(t) + offset``: p is the pelvis bone's world head, ``s = proxy_height /
-  rig_height`` (rest pose, crown to sole), scaled about the world origin (the animation's ground
-  is z = 0), and the vertical offset is the proxy's rest pelvis height minus the rig's (scaled),
-  so a rig standing on z = 0 puts the proxy's feet on z = 0 whatever its leg proportions.
+  stature`` (rig_space.measure: the rig's size from its joint chains, in its own units), and the
+  vertical offset puts the rig's standing pelvis (straight legs on world z = 0) at the proxy's
+  own (``pelvis_height``), so legs of other proportions still reach the floor; a motion whose
+  floor lies elsewhere keeps it (the simulation measures the floor under the clip's soles).
 
 ``clip_to_action`` is the exact inverse: every mapped bone gets back the world rotation
 ``A^-1 P_j C_j^-1 A W_b(rest)`` and the pelvis its world head position, solved through the rig's

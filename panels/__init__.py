@@ -173,7 +173,12 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         col = layout.column(align=True)
         col.label(text=f"{r['action']}: frames {r['take_frames'][0]}-{r['take_frames'][1]}", icon="ACTION")
         col.label(text=f"Tempo: x{r['duration_stretch']:.2f} of the source")
-        col.label(text=f"Held up by {r.get('support', r['mode'])}")
+        lines = r.get("support", r["mode"]).split(") and ", 1)      # feet, then floor work, per stretch
+        if len(lines) == 2:
+            lines = [lines[0] + ")", "and " + lines[1]]
+        col.label(text="Held up by " + lines[0])
+        for line in lines[1:]:
+            col.label(text=line)
         col.label(text=f"Body: {r.get('height', 0.0):.2f} m, {r.get('mass', 0.0):.0f} kg")
         fell = ""
         if r.get("fell"):

@@ -49,6 +49,7 @@ HANG_ABOVE = 0.15           # m (1.62 m body): a hand this far above the centre 
 HAND_LINKS = ("right_wrist", "left_wrist")
 SEATED_PELVIS = 0.8         # a pelvis below this share of its straight-legged standing height can sit
 HOLD_STILL = 0.1            # m/s (1.62 m body): a foot on a box or a hand on a bar holds still
+SLOW_FALL = 0.25            # a centre of mass outside its support falling slower than this share of a pendulum's is held
 PARENT = {"chest": "root", "neck": "chest", "right_shoulder": "chest", "left_shoulder": "chest",
           **{f"{side}_{child}": f"{side}_{parent}" for side in ("right", "left")
              for child, parent in (("knee", "hip"), ("ankle", "knee"), ("elbow", "shoulder"), ("wrist", "elbow"))},
@@ -103,16 +104,10 @@ def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
     no one sits with straight legs: a walk played in slow motion (a 120 fps capture at 24 fps)
     lingers outside its stance foot too, with its pelvis at standing height (pelvis_lowered)."""
     frames = len(ck.com)
-    feet = {ck.link_names.index(n) for n in proxy.FOOT_LINKS}
     out = np.zeros(frames, dtype=bool)
     still = (np.linalg.norm(com_vel, axis=1) < STILL_SPEED * scale) & pelvis_lowered(ck)
     for t in np.flatnonzero(still).tolist():
-        parts = [ck.sole[t, k, :, :2] for k in range(2) if ck.foot_contact[t, k]]
-        others = [i for i in np.flatnonzero(ck.touching[t]).tolist() if i not in feet]
-        if others:
-            parts.append(ck.link_pos[t, others, :2])
-        support = np.concatenate(parts) if parts else np.zeros((0, 2))
-        out[t] = outside_support(ck.com[t, :2], support) > OUTSIDE_SUPPORT * scale
+        out[t] = outside_support(ck.com[t, :2], _support_points(ck, t)) > OUTSIDE_SUPPORT * scale
     n = max(1, int(round(HELD_SECONDS * ck.fps)))
     return kinematics.sustained(out, n)
 
@@ -150,6 +145,40 @@ def slow_flight(ck, com_acc: np.ndarray, raised: np.ndarray, hanging: np.ndarray
     it was performed (a capture played at a lower frame rate than it was recorded at), and no
     simulated body can fly that way, so the pose is kept as keyed there."""
     return _carried_off_the_floor(ck, com_acc) & ~raised.any(axis=1) & ~hanging.any(axis=1)
+
+
+def slow_stance(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """(T,) frames of standing that gravity would not allow: for at least HELD_SECONDS the centre
+    of mass lies more than OUTSIDE_SUPPORT outside everything touching the floor, at standing
+    height (not seated: held_elsewhere), yet it accelerates away from its support at less than
+    SLOW_FALL of what an inverted pendulum would (g d / h).  A walk played slower than it was
+    performed lingers outside its stance foot like this; a real one falls onto the next foot
+    within a few tenths of a second.  (Leaning on something unseen looks the same.)"""
+    frames = len(ck.com)
+    out = np.zeros(frames, dtype=bool)
+    standing = ~pelvis_lowered(ck)
+    for t in np.flatnonzero(standing).tolist():
+        support = _support_points(ck, t)
+        if not len(support):
+            continue
+        d = outside_support(ck.com[t, :2], support)
+        if d <= OUTSIDE_SUPPORT * scale:
+            continue
+        centre = support.mean(axis=0)
+        away = (ck.com[t, :2] - centre) / max(float(np.linalg.norm(ck.com[t, :2] - centre)), 1e-9)
+        h = max(float(ck.com[t, 2] - ck.floor_height), 1e-3)
+        out[t] = float(com_acc[t, :2] @ away) < SLOW_FALL * GRAVITY * d / h
+    return kinematics.sustained(out, max(1, int(round(HELD_SECONDS * ck.fps))))
+
+
+def _support_points(ck, t: int) -> np.ndarray:
+    """(N, 2) what touches the floor at frame t: the sole corners of feet in contact, other links."""
+    feet = {ck.link_names.index(n) for n in proxy.FOOT_LINKS}
+    parts = [ck.sole[t, k, :, :2] for k in range(2) if ck.foot_contact[t, k]]
+    others = [i for i in np.flatnonzero(ck.touching[t]).tolist() if i not in feet]
+    if others:
+        parts.append(ck.link_pos[t, others, :2])
+    return np.concatenate(parts) if parts else np.zeros((0, 2))
 
 
 def pelvis_lowered(ck) -> np.ndarray:
@@ -198,19 +227,19 @@ class Support:
     held: np.ndarray              # (T,) an unseen seat (held_elsewhere)
     raised: np.ndarray            # (T, 2) feet on an unseen step or box (raised_feet)
     hanging: np.ndarray           # (T, 2) hands on an unseen bar or ledge (hanging_hands)
-    slow: np.ndarray              # (T,) a flight in slow motion (slow_flight)
+    slow: np.ndarray              # (T,) slow motion: a flight (slow_flight) or a stance (slow_stance) gravity would not allow
 
     def shares(self) -> dict[str, float]:
         """Share of frames held by each unseen support (the Take's stats)."""
         return {"held_elsewhere": float(self.held.mean()), "raised_feet": float(self.raised.any(axis=1).mean()),
-                "hanging": float(self.hanging.any(axis=1).mean()), "slow_flight": float(self.slow.mean())}
+                "hanging": float(self.hanging.any(axis=1).mean()), "slow_motion": float(self.slow.mean())}
 
     @property
     def floor_work(self) -> bool:
         """Whether foot contacts on the one simulated floor cannot carry the clip."""
         share = self.shares()
         return (self.others_share > FLOOR_WORK_FRACTION or share["held_elsewhere"] > FLOOR_WORK_FRACTION
-                or share["raised_feet"] > 0.0 or share["hanging"] > 0.0 or share["slow_flight"] > 0.0)
+                or share["raised_feet"] > 0.0 or share["hanging"] > 0.0 or share["slow_motion"] > 0.0)
 
     def described(self, floor_work: bool | None = None) -> tuple[str, str]:
         """(what held the body up, in an animator's words; how the pelvis and legs were done).
@@ -228,10 +257,11 @@ class Support:
             return ("an unseen bar or ledge it hangs from: pose as keyed, its load booked",
                     f"reference followed: in {100 * share['hanging']:.0f} % of the frames the body hangs from its "
                     "hands on something the clip does not show (a bar, a ledge)")
-        if share["slow_flight"] > 0.0:
-            return ("a flight in slow motion: pose as keyed, its load booked",
-                    f"reference followed: in {100 * share['slow_flight']:.0f} % of the frames the body is off the "
-                    "floor yet falls slower than gravity allows: the motion plays slower than it was performed "
+        if share["slow_motion"] > 0.0:
+            return ("slow motion: pose as keyed, its load booked",
+                    f"reference followed: in {100 * share['slow_motion']:.0f} % of the frames the body flies or "
+                    "leans outside its feet yet falls slower than gravity allows: the motion plays slower than it "
+                    "was performed "
                     "(a capture imported at a lower frame rate: tick Update Scene FPS/Duration on import, or set the "
                     "scene's frame rate)")
         if share["raised_feet"] > 0.0:
@@ -250,7 +280,7 @@ def find_support(ck, com_vel: np.ndarray, com_acc: np.ndarray, scale: float = 1.
     hanging = hanging_hands(ck, com_acc, scale)
     raised = raised_feet(ck, com_acc, hanging, scale)
     return Support(ck.non_foot_contact_fraction(), held_elsewhere(ck, com_vel, scale), raised, hanging,
-                   slow_flight(ck, com_acc, raised, hanging))
+                   slow_flight(ck, com_acc, raised, hanging) | slow_stance(ck, com_acc, scale))
 
 
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:
