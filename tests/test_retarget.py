@@ -398,3 +398,27 @@ def test_an_animated_parent_is_not_counted_twice(mods, keys):
         assert rot_error_deg(mods, before[b], after[b]) < 0.01, b
     pelvis = mapping["pelvis"]
     assert np.abs(before[pelvis][:, :3, 3] - after[pelvis][:, :3, 3]).max() < 1e-4
+
+
+def test_a_rig_in_centimetres_retargets_like_the_same_rig_in_metres(mods):
+    """Units: the same rig and motion 100x larger (a BVH in centimetres) gives the same proxy motion
+    at the same height, and the take written back lands in the rig's own units."""
+    rig = rigs.build("mixamo")
+    obj = rig.obj
+    mapping = mods.rigmap.detect_mapping(obj)
+    metres, info_m = mods.rt.action_to_clip(obj, mapping, 1, FRAMES, proxy_height=1.75)
+    size_m = mods.rt.rig_size(obj, mapping)
+    obj.scale = tuple(100.0 * v for v in obj.scale)
+    bpy.context.view_layer.update()
+    size_cm = mods.rt.rig_size(obj, mapping)
+    assert size_m.in_metres and not size_cm.in_metres
+    assert size_cm.stature == pytest.approx(100.0 * size_m.stature, rel=1e-6)
+    cm, info_cm = mods.rt.action_to_clip(obj, mapping, 1, FRAMES, proxy_height=1.75)
+    assert np.abs(cm.root_pos - metres.root_pos).max() < 1e-6
+    assert np.degrees(mods.quat.angle_between(cm.joint_rots, metres.joint_rots)).max() < 1e-4   # float32 matrices
+    pelvis = mapping["pelvis"]
+    before = rigs.world_matrices(obj, [pelvis], range(1, FRAMES + 1))[pelvis][:, :3, 3]
+    take = mods.rt.clip_to_action(obj, mapping, cm, info_cm, "take")
+    rigs.assign_action(obj, take)
+    after = rigs.world_matrices(obj, [pelvis], range(1, FRAMES + 1))[pelvis][:, :3, 3]
+    assert np.abs(after - before).max() < 1e-3 * size_cm.stature     # in the rig's units, where the source is
