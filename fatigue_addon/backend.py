@@ -34,15 +34,6 @@ class BackendError(BakeInputError):
     """The simulation failed (SimulationError, worker died): one line for the user."""
 
 
-def load_policy(path: str | None):
-    """The SRB policy a request names (None: the rule alone)."""
-    if not path:
-        return None
-    from ..runtime.policy import SrbPolicy
-
-    return SrbPolicy.load(path)
-
-
 def pybullet_here() -> bool:
     """Whether this Python can run the simulation itself."""
     try:
@@ -68,7 +59,7 @@ def choose(backend: str) -> str:
 class InProcessRun:
     """``runtime.simulate`` in a background thread of this process (``threaded=False``: inline)."""
 
-    def __init__(self, request: dict, threaded: bool = True):
+    def __init__(self, request, threaded: bool = True):
         self.request = request
         self.threaded = threaded
         self.fraction = 0.0
@@ -78,7 +69,7 @@ class InProcessRun:
 
     def _run(self, progress=None, cancel=None):
         from ..runtime.policy import PolicyError
-        from ..runtime.simulate import SimulationCancelled, SimulationError, simulate
+        from ..runtime.simulate import SimulationCancelled, SimulationError
 
         def prog(f):
             self.fraction = f
@@ -90,11 +81,8 @@ class InProcessRun:
                 self._cancel = True
             return self._cancel
 
-        r = self.request
         try:
-            take = simulate(r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                            plan=r.get("plan"), policy=load_policy(r.get("policy")),
-                            effort_economy=r.get("effort_economy"), progress=prog, cancel=canc)
+            take = self.request.simulate(progress=prog, cancel=canc)
             self._result = ("done", take)
         except SimulationCancelled:
             self._result = ("cancelled", None)
@@ -196,7 +184,7 @@ def worker_python(configured: str = "") -> str:
 class WorkerRun:
     """``python -m runtime.worker request.npz take.npz``, progress streamed from its stdout."""
 
-    def __init__(self, request: dict, python: str):
+    def __init__(self, request, python: str):
         self.request = request
         self.python = python
         self.proc = None
@@ -209,14 +197,10 @@ class WorkerRun:
         self._dir = None
 
     def start(self):
-        from ..runtime import worker
-
         self._dir = tempfile.mkdtemp(prefix="fatigue_bake_")
         req = os.path.join(self._dir, "request.npz")
         self.take_path = os.path.join(self._dir, "take.npz")
-        r = self.request
-        worker.write_request(req, r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                             plan=r.get("plan"), policy=r.get("policy"), effort_economy=r.get("effort_economy"))
+        self.request.write(req)
         try:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "runtime.worker", req, self.take_path], cwd=str(ROOT),

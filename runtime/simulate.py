@@ -19,6 +19,7 @@ from .body import Body, body_from_proxy, kin_scale
 from .calibration import calibrate_tau_max
 from .effort import ECCENTRIC_STRENGTH
 from .reference import Reference, build_reference
+from .request import effort_economy_problem, height_problem, mass_problem, output_fps_problem
 from .clip import Clip
 from .limbs import LimbSimulator
 from .policy import CONTROL_RATE
@@ -73,14 +74,12 @@ def simulate(
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
-    if not (np.isfinite(height) and 0.5 <= height <= 3.0):
-        raise SimulationError(f"character height {height!r} m: use 0.5 to 3 m (check the rig's units)")
-    if not (np.isfinite(mass) and 10.0 <= mass <= 300.0):
-        raise SimulationError(f"character mass {mass!r} kg: use 10 to 300 kg")
+    problem = height_problem(height) or mass_problem(mass)
+    if problem is None and effort_economy is not None:
+        problem = effort_economy_problem(effort_economy)
+    if problem is not None:
+        raise SimulationError(problem)
     if effort_economy is not None:
-        if not (np.isfinite(effort_economy) and 0.0 <= effort_economy <= srb.MAX_EFFORT_ECONOMY):
-            raise SimulationError(f"effort economy {effort_economy!r}: use 0 (hold every pose) to "
-                                  f"{srb.MAX_EFFORT_ECONOMY:g}")
         settings = replace(settings or srb.SrbSettings(), effort_economy=float(effort_economy))
     cut = clip.root_cut(height)
     if cut is not None:
@@ -90,8 +89,8 @@ def simulate(
     if not clip.loop and seconds:
         source = clip.repeated(min(seconds, clip.duration))
     out_fps = float(out_fps or clip.fps)
-    if not (np.isfinite(out_fps) and 1.0 <= out_fps <= 1000.0):
-        raise SimulationError(f"output frame rate {out_fps!r}: use 1 to 1000 fps")
+    if output_fps_problem(out_fps) is not None:
+        raise SimulationError(output_fps_problem(out_fps))
     settings = settings or srb.SrbSettings()
     base_rate = control.CONTROL_RATE if mode == "torque" else settings.rate
     steps_per_frame = _whole_steps(base_rate, out_fps)

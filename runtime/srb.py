@@ -28,6 +28,7 @@ from . import proxy, quat
 from .body import Body, GRAVITY, kin_scale, SIDES
 from .contact_qp import QpSettings, solve_contact_forces
 from .effort import KneeSag, leg_effort, LimbGive, yielding_strength
+from .request import MAX_EFFORT_ECONOMY  # noqa: F401 (its home is request; the add-on reads it here)
 from .reference import Reference, RefSample
 from .rest_steps import CARRY_SMOOTHING, closing_target, ClosingStep, decide_rest, rest_centre, rest_height
 from .feet import Foot, Footing, place_feet
@@ -37,7 +38,6 @@ from .take import Event
 from .tempo import flight_rate, single_support_rate, TempoRule
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
-MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
 
 
 LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the source's orientation this fast
