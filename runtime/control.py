@@ -45,7 +45,7 @@ from . import pose_output, proxy, quat
 from .rotation import cross3
 from .take import BodyPose, Event
 
-CONTROL_RATE = 120.0    # Hz: one QP per control step (at least; a whole number per output frame)
+QP_RATE = 120.0    # Hz: one QP per control step (at least; a whole number per output frame)
 SUBSTEPS = 2            # PyBullet steps per control step, the torques held between them
 GRAVITY = 9.81
 FOOT_PRESS = 0.005      # m (1.62 m body): a planted foot not on the floor yet is aimed this far below it
@@ -86,7 +86,7 @@ class Articulated:
     """The proxy as a floating-base PyBullet body on a floor, plus a collision-free copy for the
     bias forces.  Reads state and builds M, h and contact Jacobians in one convention."""
 
-    def __init__(self, height: float, mass: float, floor: float, plan=None, rate: float = SUBSTEPS * CONTROL_RATE):
+    def __init__(self, height: float, mass: float, floor: float, plan=None, rate: float = SUBSTEPS * QP_RATE):
         import pybullet
         import pybullet_data
 
@@ -110,7 +110,7 @@ class Articulated:
             pybullet.setTimeStep(self.dt, physicsClientId=c)
             if k == 0:
                 self.body, self.links, self.client = body, links, c
-                with proxy._quiet_stdout():
+                with proxy.quiet_stdout():
                     self.floor_id = pybullet.loadURDF(str(pybullet_data.getDataPath()) + "/plane.urdf",
                                                       [0, 0, floor], physicsClientId=c)
                 pybullet.changeDynamics(self.floor_id, -1, lateralFriction=1.0, physicsClientId=c)

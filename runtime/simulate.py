@@ -7,29 +7,24 @@ bake with the pelvis following the reference, and the Take says so.
 """
 from __future__ import annotations
 
-import math
 import time as _time
 from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
-from . import control, floor, kinematics, pose_output, proxy, quat, srb
-from .body import Body, body_from_proxy, kin_scale
-from .calibration import calibrate_tau_max
+from . import calibration, control, floor, kinematics, pose_output, proxy, quat, srb
 from .effort import ECCENTRIC_STRENGTH
-from .reference import Reference, build_reference
 from .request import effort_economy_problem, height_problem, mass_problem, output_fps_problem
 from .clip import Clip
-from .limbs import LimbSimulator
-from .policy import CONTROL_RATE
+from .limbs import LimbSimulator, limb_rate_for, whole_steps
+from .prepare import prepare
+from .policy import POLICY_RATE, attach
 from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
 from .take import FATIGUE_FIELDS, Event, Take, TakeFrame
 
 MODES = ("srb", "torque")
-LIMB_MIN_RATE = 120.0         # Hz
-RATE_SLACK = 0.01             # a simulation rate may be this much (relative) below its minimum
 MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
 
 
@@ -65,7 +60,7 @@ def simulate(
     ``seconds``: how much source motion to play (looping clips cycle; default one pass);
     ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
     the clip's; the SRB takes a whole number of steps per output frame, at least 60 Hz).  ``tau_max``: strength per DoF (N*m); by default calibrated on a fresh pass of
-    the same clip (calibration.calibrate_tau_max), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
+    the same clip (calibration.take_strength), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
     (runtime.anthropometry; None: the default humanoid).  ``policy``: a runtime.policy.SrbPolicy
@@ -92,26 +87,23 @@ def simulate(
     if output_fps_problem(out_fps) is not None:
         raise SimulationError(output_fps_problem(out_fps))
     settings = settings or srb.SrbSettings()
-    base_rate = control.CONTROL_RATE if mode == "torque" else settings.rate
-    steps_per_frame = _whole_steps(base_rate, out_fps)
+    base_rate = control.QP_RATE if mode == "torque" else settings.rate
+    steps_per_frame = whole_steps(base_rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
     wall0 = _time.perf_counter()
-    kin = kinematics.shared(height, plan)
-    ck = kin.analyse(source)
-    body = body_from_proxy(kin, mass)
-    ref = build_reference(source, ck, body)
+    prepared = prepare(source, kinematics.shared(height, plan), mass)
+    ck, body, ref, support = prepared.ck, prepared.body, prepared.ref, prepared.support
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
-    support = floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body))
     floor_work = support.floor_work
     floor_loads = floor.static_torques(ck, ref.com_acc, support) if floor_work else None
     if tau_max is None and not floor_work:
-        tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan)
+        tau_max = calibration.take_strength(clip, source, ref, body, settings, simulate_limbs, plan)
     elif tau_max is None:
-        tau_max = floor.calibrated_strength(body.tau_max, floor_loads)
+        tau_max = calibration.floor_strength(body.tau_max, floor_loads)
     if tau_max is not None:
         tau_max = np.asarray(tau_max, dtype=np.float64)
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
@@ -126,7 +118,7 @@ def simulate(
         sim = floor.FloorSimulator(ref, body, floor_loads, model, settings)
     else:
         sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
-        attach_policy(sim, policy)
+        attach(sim, policy)
     sim.need_torques = False
     whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
     notes = {
@@ -148,7 +140,7 @@ def simulate(
                                "bend under the body" if economy > 0 else
                                "off: joints hold every pose until their strength runs out")
     notes["foot_placement"] = ("Raibert rule" if policy is None else
-                               f"Raibert rule corrected by the policy {policy.name!r} at {CONTROL_RATE:g} Hz")
+                               f"Raibert rule corrected by the policy {policy.name!r} at {POLICY_RATE:g} Hz")
     if torque_mode:
         notes["pelvis_and_legs"] = ("EXPERIMENTAL torque mode: the whole PyBullet proxy on joint torques from an "
                                     "inverse-dynamics QP, each within RC * tau_max, tracking an SRB simulator run "
@@ -209,37 +201,6 @@ def simulate(
             limbs.close()
         if whole is not None:
             whole.close()
-
-
-def limb_rate_for(srb_rate: float) -> float:
-    """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least 120 Hz (their
-    motors are stable there on 1 kg forearms)."""
-    return srb_rate * _whole_steps(LIMB_MIN_RATE, srb_rate)
-
-
-def _whole_steps(rate: float, per: float) -> int:
-    """Steps of at least about ``rate`` Hz per interval of a ``per`` Hz clock (1 % slack: 29.97 fps
-    takes 2 steps of 59.94 Hz, not 3)."""
-    return max(1, math.ceil(rate / per - RATE_SLACK))
-
-
-def attach_policy(sim: srb.SrbSimulator, policy) -> None:
-    """Let ``policy`` (or nothing) correct ``sim`` every control step."""
-    sim.controller = policy
-    sim.control_every = max(1, int(round(sim.s.rate / CONTROL_RATE)))
-
-
-def _calibrate(clip: Clip, source: Clip, ref: Reference, body: Body, settings, height: float,
-               mass: float, with_limbs: bool, plan=None) -> np.ndarray:
-    """Strength from a fresh pass over ``ref`` (the take's own reference).  Loop cycles repeat,
-    so two cycles tell as much as twenty: a looping source stops there."""
-    until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
-    limbs = LimbSimulator(height, rate=limb_rate_for(settings.rate), mass=mass, plan=plan) if with_limbs else None
-    try:
-        return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until)
-    finally:
-        if limbs is not None:
-            limbs.close()
 
 
 def _record(sim, whole=None) -> TakeFrame:
