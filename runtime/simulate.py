@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from . import calibration, control, floor, kinematics, pose_output, proxy, quat, srb
+from .articulated import QP_RATE
 from .effort import ECCENTRIC_STRENGTH
 from .request import effort_economy_problem, height_problem, mass_problem, output_fps_problem
 from .clip import Clip
@@ -87,7 +88,7 @@ def simulate(
     if output_fps_problem(out_fps) is not None:
         raise SimulationError(output_fps_problem(out_fps))
     settings = settings or srb.SrbSettings()
-    base_rate = control.QP_RATE if mode == "torque" else settings.rate
+    base_rate = QP_RATE if mode == "torque" else settings.rate
     steps_per_frame = whole_steps(base_rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
         settings = replace(settings, rate=out_fps * steps_per_frame)
@@ -121,6 +122,63 @@ def simulate(
         attach(sim, policy)
     sim.need_torques = False
     whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
+    notes = _notes(support, plan, settings, policy, torque_mode, floor_work)
+
+    # Everything below runs with PyBullet clients open: they close however it ends (a cancel too).
+    try:
+        frames = _run(sim, whole, ref, hold, out_fps, progress, cancel)
+        wall = _time.perf_counter() - wall0
+        take = _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
+        take.stats.update(support.shares())    # share of frames held up by each unseen support
+        return take
+    finally:
+        if limbs is not None:
+            limbs.close()
+        if whole is not None:
+            whole.close()
+
+
+def _run(sim, whole, ref, hold: float, out_fps: float, progress, cancel) -> list[TakeFrame]:
+    """Step ``sim`` (through ``whole`` in torque mode) until the source has played and the end has
+    been held for ``hold`` s, recording a TakeFrame every 1 / ``out_fps`` s."""
+    max_time = MAX_STRETCH * ref.duration + hold + 1.0
+    advance = whole.step if whole is not None else sim.step
+    frames: list[TakeFrame] = []
+    next_out = 0.0
+    last_report = -1
+    end_time = None
+    while True:
+        done = sim.phase >= ref.duration - 1e-9
+        if done and end_time is None:
+            end_time = sim.time
+        if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
+            break
+        if sim.time >= next_out - 1e-9:
+            frames.append(_record(sim, whole))
+            next_out += 1.0 / out_fps
+        # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
+        sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
+        advance()
+        if cancel is not None and cancel():
+            raise SimulationCancelled("bake cancelled: nothing was written")
+        pct = int(100 * min(sim.phase / max(ref.duration, 1e-9), 1.0))
+        if progress is not None and pct != last_report:
+            last_report = pct
+            progress(pct / 100.0)
+    # The last frame on the take's frame grid too: hold the end a fraction of a frame longer
+    # (it was recorded whenever the source ran out, up to a frame early).
+    while not sim.fallen and sim.time < next_out - 1e-9 and frames:
+        advance()
+    frames.append(_record(sim, whole))
+    if sim.phase < ref.duration - 1e-9 and not sim.fallen:
+        sim.events.append(Event(sim.time, "stopped",
+                                f"the take reached {MAX_STRETCH:g}x the source length; the last "
+                                f"{ref.duration - sim.phase:.1f} s of the source were not played"))
+    return frames
+
+
+def _notes(support, plan, settings, policy, torque_mode: bool, floor_work: bool) -> dict[str, str]:
+    """How each body part was simulated, in words (the Take's notes)."""
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
                            "simulated feet; leg joint torques from the contact forces, within RC * strength "
@@ -155,52 +213,7 @@ def simulate(
         notes["arms_trunk_neck"] = ("pose follows the reference; every joint books the static torque of holding "
                                     "the body up on what touches the floor (runtime.floor): the working limbs "
                                     "tire, the motion slows and pauses until they recover; no joint sags")
-
-    # Everything below runs with PyBullet clients open: they close however it ends (a cancel too).
-    try:
-        max_time = MAX_STRETCH * ref.duration + hold + 1.0
-
-        advance = whole.step if whole is not None else sim.step
-        frames: list[TakeFrame] = []
-        next_out = 0.0
-        last_report = -1
-        end_time = None
-        while True:
-            done = sim.phase >= ref.duration - 1e-9
-            if done and end_time is None:
-                end_time = sim.time
-            if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
-                break
-            if sim.time >= next_out - 1e-9:
-                frames.append(_record(sim, whole))
-                next_out += 1.0 / out_fps
-            # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
-            sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
-            advance()
-            if cancel is not None and cancel():
-                raise SimulationCancelled("bake cancelled: nothing was written")
-            pct = int(100 * min(sim.phase / max(ref.duration, 1e-9), 1.0))
-            if progress is not None and pct != last_report:
-                last_report = pct
-                progress(pct / 100.0)
-        # The last frame on the take's frame grid too: hold the end a fraction of a frame longer
-        # (it was recorded whenever the source ran out, up to a frame early).
-        while not sim.fallen and sim.time < next_out - 1e-9 and frames:
-            advance()
-        frames.append(_record(sim, whole))
-        if sim.phase < ref.duration - 1e-9 and not sim.fallen:
-            sim.events.append(Event(sim.time, "stopped",
-                                    f"the take reached {MAX_STRETCH:g}x the source length; the last "
-                                    f"{ref.duration - sim.phase:.1f} s of the source were not played"))
-        wall = _time.perf_counter() - wall0
-        take = _assemble(frames, sim, ref, source, out_fps, model, notes, floor_work, wall, whole)
-        take.stats.update(support.shares())    # share of frames held up by each unseen support
-        return take
-    finally:
-        if limbs is not None:
-            limbs.close()
-        if whole is not None:
-            whole.close()
+    return notes
 
 
 def _record(sim, whole=None) -> TakeFrame:

@@ -3,14 +3,14 @@ whole-body torque mode."""
 import numpy as np
 import pytest
 
-from runtime import control, proxy, quat, schedule, simulate
+from runtime import articulated, control, proxy, quat, schedule, simulate
 from runtime.clip import Clip, deepmimic_clip_path, load_deepmimic
 
 
 @pytest.fixture()
 def floating():
     """The proxy far above its floor (no contacts), in a random pose with random velocities."""
-    body = control.Articulated(proxy.DEFAULT_HEIGHT, proxy.DEFAULT_MASS, floor=-10.0)
+    body = articulated.Articulated(proxy.DEFAULT_HEIGHT, proxy.DEFAULT_MASS, floor=-10.0)
     rng = np.random.default_rng(3)
     rots = rng.normal(size=(len(body.joint_index), 4))
     rots /= np.linalg.norm(rots, axis=1, keepdims=True)
