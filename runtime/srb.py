@@ -155,6 +155,10 @@ class SrbSimulator:
         """The tempo rule's phase rate while moving."""
         return self.rule.tempo
 
+    @tempo.setter
+    def tempo(self, value: float) -> None:
+        self.rule.tempo = value
+
     @property
     def resting(self) -> bool:
         return self.rule.resting

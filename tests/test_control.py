@@ -89,6 +89,7 @@ def _still(name="walk", seconds=2.0):
                 loop=False)
 
 
+@pytest.mark.slow
 def test_torque_mode_stands_on_its_own_torques():
     take = simulate.simulate(_still(), None, mode="torque", out_fps=30)
     assert take.mode == "torque" and not take.fell
@@ -99,6 +100,7 @@ def test_torque_mode_stands_on_its_own_torques():
     assert np.degrees(quat.angle_between(take.clip.root_rot, take.clip.root_rot[0])).max() < 5.0
 
 
+@pytest.mark.slow
 def test_tired_torque_mode_walks_on_fatigue_bounded_torques_and_says_what_helped():
     walk = load_deepmimic(deepmimic_clip_path("walk"))
     tired = schedule.from_fitness(0.25, fps=30, time_scale=40)

@@ -89,6 +89,7 @@ def test_request_and_take_files_round_trip(tmp_path):
         plan, 2.0, "p.npz", 3.0, 1.0, 24.0)
 
 
+@pytest.mark.slow
 def test_worker_process_streams_progress_and_matches_in_process(tmp_path):
     from runtime import worker
     from runtime.request import SimulationRequest
@@ -142,6 +143,7 @@ def _mods():
             importlib.import_module("fatigued_takes.fatigue_addon.backend"))
 
 
+@pytest.mark.slow
 @bpy_needed
 def test_worker_bake_matches_in_process(rig):
     import bpy
@@ -177,6 +179,7 @@ def test_worker_bake_matches_in_process(rig):
     assert rot is obj.animation_data.action
 
 
+@pytest.mark.slow
 @bpy_needed
 @pytest.mark.parametrize("how, expected", [
     ("exit 1", "the simulation worker stopped (exit code 1"),
@@ -214,6 +217,7 @@ def test_worker_python_missing_or_without_pybullet(rig, tmp_path):
     test_bake.nothing_written(obj, body)
 
 
+@pytest.mark.slow
 @bpy_needed
 def test_cancel_kills_the_worker(rig):
     import bpy
