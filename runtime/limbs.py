@@ -288,10 +288,6 @@ class LimbSimulator:
             return min(caps)
         return min(c / max(abs(x) / norm, 1e-9) for c, x in zip(caps, last))
 
-    def _applied(self) -> np.ndarray:
-        states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)
-        return np.concatenate([np.asarray(s[3], dtype=np.float64) for s in states])
-
     def joint_rotations(self) -> np.ndarray:
         """Current local rotations of the limb joints (len(LIMB_JOINTS) x 4)."""
         states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)

@@ -16,6 +16,11 @@ during swing, to a Raibert-style landing correction; a foot that reaches the flo
 early (the reference phase skips ahead).  Tempo: the reference phase rate drops as the legs'
 residual capacity drops (on the ground only: flights are ballistic), and the character rests
 (phase frozen) until it recovers.
+
+This module is the simulator itself: its settings, its state and ``step`` as named phases in the
+order they run.  Each phase's rule lives in its own module (docs/architecture.md): the clock in
+tempo, the feet in feet, the contact forces in contact_qp, the legs in legs, the effort economy in
+effort, the rests in rest_steps, the recorded pose in pose_output.
 """
 from __future__ import annotations
 
