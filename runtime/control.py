@@ -34,7 +34,7 @@ import quadprog
 
 from . import pose_output, proxy, quat
 from .articulated import GRAVITY, SUBSTEPS, Articulated, LinkFrames
-from .take import BodyPose, Event
+from .take import BodyPose
 
 FOOT_PRESS = 0.005      # m (1.62 m body): a planted foot not on the floor yet is aimed this far below it
 
@@ -266,11 +266,8 @@ class WholeBody:
         origins, rots = frames.origins, frames.rots
         self.com, com_vel = art.centre_of_mass(frames)
         # The SRB decides from where the body really is, standing where its feet really stand.
-        sim.p, sim.v = self.com.copy(), com_vel
-        r = sim.ref.sample(sim.phase)
-        for k, link in enumerate(art.foot_links):
-            if sim.feet[k].stance and self.contacts[k]:
-                sim.feet[k].offset[:2] = origins[link][:2] - r.ankle[k][:2]
+        sim.stand_at(self.com.copy(), com_vel,
+                     [(k, origins[link]) for k, link in enumerate(art.foot_links) if self.contacts[k]])
         sim.step()
         target = self._target()
         M = art.mass_matrix(root_pos, root_rot, joints)
@@ -290,13 +287,12 @@ class WholeBody:
         if sim.fatigue is not None:
             torque = sim.fatigue.step_torque(torque, strength, sim.time - self.dt, self.dt)
         self.torque, self.residual, self.contacts = torque, wrench, np.array(touched)
-        sim.torque = torque
+        sim.applied(torque)
         art.apply(torque, wrench)
         tilt = float(quat.angle_between(root_rot, target.root_rot))
         if not self.fallen and (root_pos[2] - sim.ref.floor < 0.45 * self.standing or tilt > 1.2):
             self.fallen = True
-            sim.events.append(Event(sim.time, "fall"))
-        sim.fallen = sim.fallen or self.fallen
+            sim.fall()
 
     def record(self) -> BodyPose:
         """The articulated body's pose, for one output frame."""

@@ -470,6 +470,26 @@ class SrbSimulator:
             self.events.append(Event(self.time, "fall"))
 
     # -- output ------------------------------------------------------------------------------
+    # -- driven by torque mode's articulated body (runtime.control.WholeBody) -----------------
+    def stand_at(self, com: np.ndarray, com_vel: np.ndarray, touching: list[tuple[int, np.ndarray]]) -> None:
+        """Take the next step from where the articulated body really is: its centre of mass and
+        velocity, and each stance foot that touches the floor at its ankle's (xy) ``touching``
+        (side, world ankle) pairs."""
+        self.p, self.v = com, com_vel
+        r = self.ref.sample(self.phase)
+        for k, ankle in touching:
+            if self.feet[k].stance:
+                self.feet[k].offset[:2] = ankle[:2] - r.ankle[k][:2]
+
+    def applied(self, torque: np.ndarray) -> None:
+        """The torques another body applied (and booked) this step."""
+        self.torque = torque
+
+    def fall(self) -> None:
+        """Another body fell (event "fall"): the take ends."""
+        self.events.append(Event(self.time, "fall"))
+        self.fallen = True
+
     def state(self) -> SimState:
         """What the full-body pose needs (pose_output.poses), cheap to take every output frame."""
         limbs = self.limbs.joint_rotations() if self.limbs is not None else None
