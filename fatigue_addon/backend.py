@@ -34,15 +34,6 @@ class BackendError(BakeInputError):
     """The simulation failed (SimulationError, worker died): one line for the user."""
 
 
-def load_policy(path: str | None):
-    """The SRB policy a request names (None: the rule alone)."""
-    if not path:
-        return None
-    from ..runtime.policy import SrbPolicy
-
-    return SrbPolicy.load(path)
-
-
 def pybullet_here() -> bool:
     """Whether this Python can run the simulation itself."""
     try:
@@ -68,7 +59,7 @@ def choose(backend: str) -> str:
 class InProcessRun:
     """``runtime.simulate`` in a background thread of this process (``threaded=False``: inline)."""
 
-    def __init__(self, request: dict, threaded: bool = True):
+    def __init__(self, request, threaded: bool = True):
         self.request = request
         self.threaded = threaded
         self.fraction = 0.0
@@ -78,7 +69,7 @@ class InProcessRun:
 
     def _run(self, progress=None, cancel=None):
         from ..runtime.policy import PolicyError
-        from ..runtime.simulate import SimulationCancelled, SimulationError, simulate
+        from ..runtime.simulate import SimulationCancelled, SimulationError
 
         def prog(f):
             self.fraction = f
@@ -90,11 +81,8 @@ class InProcessRun:
                 self._cancel = True
             return self._cancel
 
-        r = self.request
         try:
-            take = simulate(r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                            plan=r.get("plan"), policy=load_policy(r.get("policy")),
-                            effort_economy=r.get("effort_economy"), progress=prog, cancel=canc)
+            take = self.request.simulate(progress=prog, cancel=canc)
             self._result = ("done", take)
         except SimulationCancelled:
             self._result = ("cancelled", None)
@@ -205,10 +193,10 @@ class WorkerRun:
     Its strength calibration, a fresh pass over the clip before the first word, runs faster than
     real time: the bound is at least the clip's length, so a long clip is not stopped there."""
 
-    def __init__(self, request: dict, python: str, watchdog_s: float = WATCHDOG_S):
+    def __init__(self, request, python: str, watchdog_s: float = WATCHDOG_S):
         self.request = request
         self.python = python
-        clip = request["clip"]
+        clip = request.clip
         self.watchdog_s = max(float(watchdog_s), (clip.frames - 1) / max(float(clip.fps), 1e-9))
         self._heard = time.monotonic()
         self.proc = None
@@ -221,14 +209,10 @@ class WorkerRun:
         self._dir = None
 
     def start(self):
-        from ..runtime import worker
-
         self._dir = tempfile.mkdtemp(prefix="fatigue_bake_")
         req = os.path.join(self._dir, "request.npz")
         self.take_path = os.path.join(self._dir, "take.npz")
-        r = self.request
-        worker.write_request(req, r["clip"], r["schedule"], mode=r["mode"], height=r["height"], mass=r["mass"],
-                             plan=r.get("plan"), policy=r.get("policy"), effort_economy=r.get("effort_economy"))
+        self.request.write(req)
         try:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "runtime.worker", req, self.take_path], cwd=str(ROOT),
@@ -298,7 +282,7 @@ class WorkerRun:
             from ..runtime import worker
             try:
                 take = worker.read_take(self.take_path)
-                worker.check_take(take, self.request["clip"])
+                worker.check_take(take, self.request.clip)
             except Exception as exc:     # any damage to the file (truncated, not a zip, wrong arrays)
                 return ("error", f"the simulation worker's take is unreadable ({type(exc).__name__}: "
                                  f"{_one_line(exc)[:120]}): nothing was written; bake again")

@@ -28,6 +28,7 @@ import bpy
 import numpy as np
 
 from ..runtime import fatigue_params, metrics, proxy
+from ..runtime.request import SimulationRequest
 from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
 from .checks import BakeInputError
 
@@ -48,7 +49,7 @@ class BakeJob:
     frame_start: int
     frame_end: int
     fps: float
-    request: dict               # simulate() arguments: clip, schedule, mode, height, mass
+    request: SimulationRequest  # what to simulate (runtime.request)
     info: object                # retarget.RetargetInfo
     timings: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
@@ -362,8 +363,8 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
     t3 = time.perf_counter()
-    request = {"clip": clip, "schedule": schedule, "mode": settings.mode.lower(), "height": height, "mass": mass,
-               "plan": plan, "policy": policy_path(settings), "effort_economy": float(settings.effort_economy)}
+    request = SimulationRequest(clip=clip, schedule=schedule, mode=settings.mode.lower(), height=height, mass=mass,
+                                plan=plan, policy=policy_path(settings), effort_economy=float(settings.effort_economy))
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=([name_note] if name_note else []) + size_notes + list(info.warnings)
@@ -635,17 +636,17 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "frames": int(take.frames),
         "take_frames": [job.frame_start, job.frame_start + int(take.frames) - 1],
         "fps": float(job.fps),
-        "height": float(job.request["height"]),
-        "mass": float(job.request["mass"]),
-        "proportions": ({k: round(v, 3) for k, v in job.request["plan"].ratios.items()}
-                        if job.request.get("plan") is not None else "default"),
+        "height": float(job.request.height),
+        "mass": float(job.request.mass),
+        "proportions": ({k: round(v, 3) for k, v in job.request.plan.ratios.items()}
+                        if job.request.plan is not None else "default"),
         "duration_stretch": float(take.duration_stretch()),
         "peak_fatigue": take.peak_fatigue_by(proxy.dof_body_parts()),
         "peak_fatigue_by_region": take.peak_fatigue_by(proxy.dof_regions()),
         "seconds_sim": stats.get("seconds_simulated", 0.0),
         "realtime_x": stats.get("realtime_x", 0.0),
-        "residual_force_bw_mean": metrics.residual_force_bw(take, float(job.request["mass"]))[0] if rf.size else 0.0,
-        "fatigue": "off" if job.request["schedule"] is None else "on",
+        "residual_force_bw_mean": metrics.residual_force_bw(take, float(job.request.mass))[0] if rf.size else 0.0,
+        "fatigue": "off" if job.request.schedule is None else "on",
         "rests": len(rests),
         "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
         "fell": bool(take.fell),

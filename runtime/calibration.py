@@ -11,8 +11,12 @@ import numpy as np
 
 from . import proxy
 from .body import Body
+from .clip import Clip
+from .limbs import LimbSimulator, limb_rate_for
 from .reference import Reference
-from .srb import SrbSimulator, SrbSettings
+from .srb import SrbSettings, SrbSimulator
+
+FLOOR_MARGIN = 1.05      # floor work's calibrated strength over the largest sustained load
 
 
 def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
@@ -50,3 +54,29 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     for right, left in proxy.mirrored_dofs():
         peak[right] = peak[left] = max(peak[right], peak[left])
     return np.maximum(body.tau_max, margin * peak)
+
+
+def take_strength(clip: Clip, source: Clip, ref: Reference, body: Body, settings, with_limbs: bool,
+                  plan=None, floor_stretches=None) -> np.ndarray:
+    """calibrate_tau_max for a take: a fresh pass over ``ref`` (the take's own reference of
+    ``source``, which plays ``clip``), the upper body simulated too when ``with_limbs``.  Loop
+    cycles repeat, so two cycles tell as much as twenty: a looping source stops there.
+    ``floor_stretches``: as calibrate_tau_max's (runtime.stretches)."""
+    until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
+    limbs = (LimbSimulator(body.height, rate=limb_rate_for((settings or SrbSettings()).rate), mass=body.mass,
+                           plan=plan) if with_limbs else None)
+    try:
+        return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until, floor_stretches=floor_stretches)
+    finally:
+        if limbs is not None:
+            limbs.close()
+
+
+def floor_strength(default: np.ndarray, loads: np.ndarray) -> np.ndarray:
+    """Strength per DoF for floor work: the default, raised to FLOOR_MARGIN times the largest
+    sustained load (floor.static_torques), left and right alike (as calibrate_tau_max does for the
+    SRB's loads: the fresh motion is exactly within strength, fatigue takes it from there)."""
+    peak = loads.max(axis=0) if len(loads) else np.zeros_like(default)
+    for right, left in proxy.mirrored_dofs():
+        peak[right] = peak[left] = max(peak[right], peak[left])
+    return np.maximum(default, FLOOR_MARGIN * peak)

@@ -165,10 +165,6 @@ class Clip:
         return (int(over[0]), float(step[over[0]])) if over.size else None
 
     # -- derivatives -----------------------------------------------------------------------
-    def root_velocity(self) -> np.ndarray:
-        """(T, 3) world linear velocity of the root (runtime.lowpass: capture noise not amplified)."""
-        return lowpass.derivative(self.root_pos, self.fps)
-
     def root_angular_velocity(self) -> np.ndarray:
         """(T, 3) world angular velocity of the root."""
         return angular_velocity(self.root_rot, self.fps, world=True)
@@ -193,15 +189,6 @@ def angular_velocity(q: np.ndarray, fps: float, world: bool) -> np.ndarray:
     else:
         d = quat.multiply(quat.conjugate(prv), nxt)
     return lowpass.smooth(quat.to_rotvec(d) * (fps / span), fps)
-
-
-def joint_dof_angles(clip: Clip) -> np.ndarray:
-    """(T, DoF) per-DoF angles: rotation vector of spherical joints, signed angle of revolute ones."""
-    cols = []
-    for k, joint in enumerate(proxy.DEFAULT_JOINTS):
-        rv = quat.to_rotvec(clip.joint_rots[:, k])
-        cols.append(rv if joint.dofs == 3 else rv[:, 2:3])
-    return np.concatenate(cols, axis=1)
 
 
 def load_deepmimic(path: str | Path) -> Clip:

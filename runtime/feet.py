@@ -34,6 +34,8 @@ class Footing:
 
 @dataclass
 class Foot:
+    """One foot's state across steps: on the ground or not, and where it stands or swings
+    relative to the reference's foot."""
     stance: bool
     offset: np.ndarray            # world shift of this foot from the reference foot
     lift_offset: np.ndarray

@@ -34,7 +34,6 @@ GRAVITY = 9.81
 FLOOR_WORK_FRACTION = 0.05  # contact other than the feet (or a seat) in more than this share of frames
 SHARE_REGULARISER = 1e-5    # among balances that carry the weight, the most even (unique, never one link per side)
 SUSTAINED = 0.1             # s: Gaussian width over which loads count (an impact is passive)
-STRENGTH_MARGIN = 1.05      # calibrated strength over the largest sustained load
 RESTFUL_LOAD = 0.1          # a pose where no joint holds more than this share of its strength can be rested in
 # Held up by something the clip does not show (a seat, a bench, a saddle): a centre of mass at
 # rest this far outside everything touching the floor, this long.  No one stands like that.
@@ -367,16 +366,6 @@ def static_torques(ck, com_acc: np.ndarray, support: Support | None = None) -> n
             else:
                 out[t, start] = about[a] @ REVOLUTE_AXIS
     return lowpass.smooth(np.abs(out), ck.fps, width=SUSTAINED)
-
-
-def calibrated_strength(default: np.ndarray, loads: np.ndarray) -> np.ndarray:
-    """Strength per DoF for floor work: the default, raised to STRENGTH_MARGIN times the largest
-    sustained load (static_torques), left and right alike (as calibration.calibrate_tau_max does for the
-    SRB's loads: the fresh motion is exactly within strength, fatigue takes it from there)."""
-    peak = loads.max(axis=0) if len(loads) else np.zeros_like(default)
-    for right, left in proxy.mirrored_dofs():
-        peak[right] = peak[left] = max(peak[right], peak[left])
-    return np.maximum(default, STRENGTH_MARGIN * peak)
 
 
 class FloorSimulator:

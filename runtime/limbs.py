@@ -21,6 +21,8 @@ import numpy as np
 from . import proxy, quat, repeatable
 
 LIMB_JOINTS = ("chest", "neck", "right_shoulder", "right_elbow", "left_shoulder", "left_elbow")
+LIMB_MIN_RATE = 120.0  # Hz: the motors are stable from here on 1 kg forearms
+RATE_SLACK = 0.01      # a simulation rate may be this much (relative) below its minimum
 POSITION_GAIN = 1.0    # PyBullet motor error reduction (dimensionless, per step)
 VELOCITY_GAIN = 1.0
 SOLVER_ITERATIONS = 10
@@ -32,6 +34,17 @@ PASSIVE_SAG = 0.05     # rad beyond the end of range at which the tissue carries
 PASSIVE_MARGIN = 0.2   # rad: a source pose beyond the range (an acrobat, a cartoon rig) moves the stop past it
 PASSIVE_DAMPING = 2.0  # damping ratio of the stop: overdamped, a segment falling onto it is caught, not bounced
 
+
+
+def whole_steps(rate: float, per: float) -> int:
+    """Steps of at least about ``rate`` Hz per interval of a ``per`` Hz clock (1 % slack: 29.97 fps
+    takes 2 steps of 59.94 Hz, not 3)."""
+    return max(1, math.ceil(rate / per - RATE_SLACK))
+
+
+def limb_rate_for(srb_rate: float) -> float:
+    """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least LIMB_MIN_RATE."""
+    return srb_rate * whole_steps(LIMB_MIN_RATE, srb_rate)
 
 def _floats(v) -> list:
     """A vector as a list of Python floats (what PyBullet reads fastest)."""
@@ -274,10 +287,6 @@ class LimbSimulator:
         if norm < 1e-6:
             return min(caps)
         return min(c / max(abs(x) / norm, 1e-9) for c, x in zip(caps, last))
-
-    def _applied(self) -> np.ndarray:
-        states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)
-        return np.concatenate([np.asarray(s[3], dtype=np.float64) for s in states])
 
     def joint_rotations(self) -> np.ndarray:
         """Current local rotations of the limb joints (len(LIMB_JOINTS) x 4)."""

@@ -5,7 +5,7 @@ way fresh or tired.  The seed ("Adaptive Tracking of a Single-Rigid-Body Charact
 to put the next foot and how fast the body should go; here the policy also sees fatigue (the legs'
 residual capacity and the fitness triplet F, R, r) so it can adapt to a tired body.
 
-The policy acts at CONTROL_RATE on top of the rule (it outputs corrections, zero = the rule):
+The policy acts at POLICY_RATE on top of the rule (it outputs corrections, zero = the rule):
 - ``landing``: a shift (heading frame, metres / ``LANDING_SCALE``) of each swing foot's landing
   point, added to the Raibert correction;
 - ``velocity``: a shift (heading frame, m/s / ``VELOCITY_SCALE``) of the COM velocity target.
@@ -35,7 +35,7 @@ import numpy as np
 
 from . import quat, repeatable
 
-CONTROL_RATE = 30.0                    # Hz: policy decisions per second of simulated time
+POLICY_RATE = 30.0                    # Hz: policy decisions per second of simulated time
 LANDING_SCALE = 0.15                   # m (1.62 m body) of landing shift per unit action
 VELOCITY_SCALE = 0.3                   # m/s of COM velocity target shift per unit action
 REFERENCE_WINDOW = (0.1, 0.2, 0.4)     # s ahead (at the current tempo) a general policy reads
@@ -105,6 +105,13 @@ def observe(sim, kind: str) -> np.ndarray:
             obs.extend([*flat(f.com_vel), f.com_vel[2], float(f.contact[0]), float(f.contact[1]),
                         (f.com[2] - ref.floor) / max(ref.standing_com, 1e-6)])
     return np.asarray(obs, dtype=np.float64)
+
+
+def attach(sim, policy) -> None:
+    """Let ``policy`` (anything with ``control(sim)``, or None) correct an SrbSimulator every
+    control step, POLICY_RATE times per simulated second."""
+    sim.controller = policy
+    sim.control_every = max(1, int(round(sim.s.rate / POLICY_RATE)))
 
 
 def apply(sim, action: np.ndarray) -> None:

@@ -105,7 +105,7 @@ def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = Fa
         from .anthropometry import urdf_path
 
         path = urdf_path(plan)
-    with _quiet_stdout():
+    with quiet_stdout():
         body = pybullet.loadURDF(
             str(path),
             [0, 0, 0],
@@ -120,7 +120,7 @@ def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = Fa
     return body, links
 
 
-class _quiet_stdout:
+class quiet_stdout:
     """Redirect the C-level stdout to /dev/null for the duration (PyBullet's importer chatter)."""
 
     def __enter__(self):

@@ -153,3 +153,8 @@ def rotation_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return quat.from_axis_angle(axis, np.pi)
     q = np.array([c[0], c[1], c[2], 1.0 + d])
     return q / np.linalg.norm(q)
+
+
+def skew(a: np.ndarray) -> np.ndarray:
+    """The matrix of a x (cross product with ``a``)."""
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])

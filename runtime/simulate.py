@@ -7,28 +7,25 @@ bake with the pelvis following the reference, and the Take says so.
 """
 from __future__ import annotations
 
-import math
 import time as _time
 from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
-from . import control, floor, kinematics, pose_output, proxy, quat, srb, stretches
-from .body import Body, body_from_proxy, kin_scale
-from .calibration import calibrate_tau_max
+from . import calibration, control, floor, kinematics, pose_output, proxy, quat, srb, stretches
+from .articulated import QP_RATE
 from .effort import ECCENTRIC_STRENGTH
-from .reference import Reference, build_reference
+from .request import effort_economy_problem, height_problem, mass_problem, output_fps_problem
 from .clip import Clip
-from .limbs import LimbSimulator
-from .policy import CONTROL_RATE
+from .limbs import LimbSimulator, limb_rate_for, whole_steps
+from .prepare import prepare
+from .policy import POLICY_RATE, attach
 from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
 from .take import FATIGUE_FIELDS, Event, Take, TakeFrame
 
 MODES = ("srb", "torque")
-LIMB_MIN_RATE = 120.0         # Hz
-RATE_SLACK = 0.01             # a simulation rate may be this much (relative) below its minimum
 MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
 
 
@@ -64,7 +61,7 @@ def simulate(
     ``seconds``: how much source motion to play (looping clips cycle; default one pass);
     ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
     the clip's; the SRB takes a whole number of steps per output frame, at least 60 Hz).  ``tau_max``: strength per DoF (N*m); by default calibrated on a fresh pass of
-    the same clip (calibration.calibrate_tau_max), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
+    the same clip (calibration.take_strength), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
     (runtime.anthropometry; None: the default humanoid).  ``policy``: a runtime.policy.SrbPolicy
@@ -73,14 +70,12 @@ def simulate(
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
-    if not (np.isfinite(height) and 0.5 <= height <= 3.0):
-        raise SimulationError(f"character height {height!r} m: use 0.5 to 3 m (check the rig's units)")
-    if not (np.isfinite(mass) and 10.0 <= mass <= 300.0):
-        raise SimulationError(f"character mass {mass!r} kg: use 10 to 300 kg")
+    problem = height_problem(height) or mass_problem(mass)
+    if problem is None and effort_economy is not None:
+        problem = effort_economy_problem(effort_economy)
+    if problem is not None:
+        raise SimulationError(problem)
     if effort_economy is not None:
-        if not (np.isfinite(effort_economy) and 0.0 <= effort_economy <= srb.MAX_EFFORT_ECONOMY):
-            raise SimulationError(f"effort economy {effort_economy!r}: use 0 (hold every pose) to "
-                                  f"{srb.MAX_EFFORT_ECONOMY:g}")
         settings = replace(settings or srb.SrbSettings(), effort_economy=float(effort_economy))
     cut = clip.root_cut(height)
     if cut is not None:
@@ -90,40 +85,36 @@ def simulate(
     if not clip.loop and seconds:
         source = clip.repeated(min(seconds, clip.duration))
     out_fps = float(out_fps or clip.fps)
-    if not (np.isfinite(out_fps) and 1.0 <= out_fps <= 1000.0):
-        raise SimulationError(f"output frame rate {out_fps!r}: use 1 to 1000 fps")
+    if output_fps_problem(out_fps) is not None:
+        raise SimulationError(output_fps_problem(out_fps))
     settings = settings or srb.SrbSettings()
-    base_rate = control.CONTROL_RATE if mode == "torque" else settings.rate
-    steps_per_frame = _whole_steps(base_rate, out_fps)
+    base_rate = QP_RATE if mode == "torque" else settings.rate
+    steps_per_frame = whole_steps(base_rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
     wall0 = _time.perf_counter()
-    kin = kinematics.shared(height, plan)
-    ck = kin.analyse(source)
-    body = body_from_proxy(kin, mass)
-    ref = build_reference(source, ck, body)
+    prepared = prepare(source, kinematics.shared(height, plan), mass)
+    ck, body, ref, support = prepared.ck, prepared.body, prepared.ref, prepared.support
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
-    support = floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body))
     on_floor = stretches.floor_frames(ck, support)
     stretch_kind = stretches.kind(on_floor)
-    floor_work = stretch_kind == "floor"
-    mixed = stretch_kind == "mixed"
+    floor_work, mixed = stretch_kind == "floor", stretch_kind == "mixed"
     floor_loads = floor.static_torques(ck, ref.com_acc, support) if (floor_work or mixed) else None
     if tau_max is None and not floor_work:
-        tau_max = _calibrate(clip, source, ref, body, settings, height, mass, simulate_limbs, plan,
-                             (on_floor, floor_loads) if mixed else None)
+        tau_max = calibration.take_strength(clip, source, ref, body, settings, simulate_limbs, plan,
+                                            (on_floor, floor_loads) if mixed else None)
     elif tau_max is None:
-        tau_max = floor.calibrated_strength(body.tau_max, floor_loads)
+        tau_max = calibration.floor_strength(body.tau_max, floor_loads)
     if tau_max is not None:
         tau_max = np.asarray(tau_max, dtype=np.float64)
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
             raise SimulationError(f"tau_max must be {body.tau_max.size} positive numbers")
         body = replace(body, tau_max=tau_max)
     limbs = None
-    torque_mode = mode == "torque" and not floor_work and not mixed
+    torque_mode = mode == "torque" and stretch_kind == "feet"
     if simulate_limbs and not torque_mode and not floor_work:
         limbs = LimbSimulator(height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
@@ -131,11 +122,75 @@ def simulate(
         sim = floor.FloorSimulator(ref, body, floor_loads, model, settings)
     else:
         sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
-        attach_policy(sim, policy)
+        attach(sim, policy)
         if mixed:
             sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings), on_floor)
     sim.need_torques = False
     whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
+    notes = _notes(support, plan, settings, policy, torque_mode, floor_work, float(on_floor.mean()) if mixed else None)
+
+    # Everything below runs with PyBullet clients open: they close however it ends (a cancel too).
+    try:
+        frames, held_up = _run(sim, whole, ref, hold, out_fps, progress, cancel, floor_work)
+        wall = _time.perf_counter() - wall0
+        take = _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall, whole)
+        take.stats.update(support.shares())    # share of frames held up by each unseen support
+        return take
+    finally:
+        if limbs is not None:
+            limbs.close()
+        if whole is not None:
+            whole.close()
+
+
+def _run(sim, whole, ref, hold: float, out_fps: float, progress, cancel,
+         floor_work: bool) -> tuple[list[TakeFrame], np.ndarray]:
+    """Step ``sim`` (through ``whole`` in torque mode) until the source has played and the end has
+    been held for ``hold`` s, recording a TakeFrame every 1 / ``out_fps`` s, and per frame whether
+    floor work held the body up (``floor_work``: throughout; a stretches.MixedSimulator says)."""
+    max_time = MAX_STRETCH * ref.duration + hold + 1.0
+    advance = whole.step if whole is not None else sim.step
+    frames: list[TakeFrame] = []
+    held_up: list[bool] = []
+    next_out = 0.0
+    last_report = -1
+    end_time = None
+    while True:
+        done = sim.phase >= ref.duration - 1e-9
+        if done and end_time is None:
+            end_time = sim.time
+        if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
+            break
+        if sim.time >= next_out - 1e-9:
+            frames.append(_record(sim, whole))
+            held_up.append(getattr(sim, "on_floor", floor_work))
+            next_out += 1.0 / out_fps
+        # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
+        sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
+        advance()
+        if cancel is not None and cancel():
+            raise SimulationCancelled("bake cancelled: nothing was written")
+        pct = int(100 * min(sim.phase / max(ref.duration, 1e-9), 1.0))
+        if progress is not None and pct != last_report:
+            last_report = pct
+            progress(pct / 100.0)
+    # The last frame on the take's frame grid too: hold the end a fraction of a frame longer
+    # (it was recorded whenever the source ran out, up to a frame early).
+    while not sim.fallen and sim.time < next_out - 1e-9 and frames:
+        advance()
+    frames.append(_record(sim, whole))
+    held_up.append(getattr(sim, "on_floor", floor_work))
+    if sim.phase < ref.duration - 1e-9 and not sim.fallen:
+        sim.events.append(Event(sim.time, "stopped",
+                                f"the take reached {MAX_STRETCH:g}x the source length; the last "
+                                f"{ref.duration - sim.phase:.1f} s of the source were not played"))
+    return frames, np.array(held_up, dtype=bool)
+
+
+def _notes(support, plan, settings, policy, torque_mode: bool, floor_work: bool,
+           floor_share: float | None = None) -> dict[str, str]:
+    """How each body part was simulated, in words (the Take's notes); ``floor_share``: the share of
+    frames floor work holds up when the feet carry the rest (runtime.stretches), else None."""
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
                            "simulated feet; leg joint torques from the contact forces, within RC * strength "
@@ -155,7 +210,7 @@ def simulate(
                                "bend under the body" if economy > 0 else
                                "off: joints hold every pose until their strength runs out")
     notes["foot_placement"] = ("Raibert rule" if policy is None else
-                               f"Raibert rule corrected by the policy {policy.name!r} at {CONTROL_RATE:g} Hz")
+                               f"Raibert rule corrected by the policy {policy.name!r} at {POLICY_RATE:g} Hz")
     if torque_mode:
         notes["pelvis_and_legs"] = ("EXPERIMENTAL torque mode: the whole PyBullet proxy on joint torques from an "
                                     "inverse-dynamics QP, each within RC * tau_max, tracking an SRB simulator run "
@@ -165,12 +220,11 @@ def simulate(
                                 "(residual_moment_nm_mean); the root force is residual_force")
         notes["effort_economy"] = "not applied in torque mode"
     notes["support"], pelvis = support.described()
-    if mixed:
-        share = float(on_floor.mean())
+    if floor_share is not None:
         what, how = support.described(floor_work=True)[0].split(": ", 1)
         pelvis = support.described(floor_work=True)[1]
-        notes["support"] = (f"its feet ({100 * (1 - share):.0f} % of the frames: balance simulated) and "
-                            f"{what} ({100 * share:.0f} %: {how})")
+        notes["support"] = (f"its feet ({100 * (1 - floor_share):.0f} % of the frames: balance simulated) and "
+                            f"{what} ({100 * floor_share:.0f} %: {how})")
         notes["pelvis_and_legs"] += ("; where something other than the feet holds the body up: " + pelvis
                                      + " (runtime.stretches)")
     if floor_work:
@@ -178,87 +232,7 @@ def simulate(
         notes["arms_trunk_neck"] = ("pose follows the reference; every joint books the static torque of holding "
                                     "the body up on what touches the floor (runtime.floor): the working limbs "
                                     "tire, the motion slows and pauses until they recover; no joint sags")
-
-    # Everything below runs with PyBullet clients open: they close however it ends (a cancel too).
-    try:
-        max_time = MAX_STRETCH * ref.duration + hold + 1.0
-
-        advance = whole.step if whole is not None else sim.step
-        frames: list[TakeFrame] = []
-        held_up = []             # per recorded frame: floor work (not the feet) held the body up
-        next_out = 0.0
-        last_report = -1
-        end_time = None
-        while True:
-            done = sim.phase >= ref.duration - 1e-9
-            if done and end_time is None:
-                end_time = sim.time
-            if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
-                break
-            if sim.time >= next_out - 1e-9:
-                frames.append(_record(sim, whole))
-                held_up.append(getattr(sim, "on_floor", floor_work))
-                next_out += 1.0 / out_fps
-            # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
-            sim.need_torques = sim.time + sim.dt >= next_out - 1e-9
-            advance()
-            if cancel is not None and cancel():
-                raise SimulationCancelled("bake cancelled: nothing was written")
-            pct = int(100 * min(sim.phase / max(ref.duration, 1e-9), 1.0))
-            if progress is not None and pct != last_report:
-                last_report = pct
-                progress(pct / 100.0)
-        # The last frame on the take's frame grid too: hold the end a fraction of a frame longer
-        # (it was recorded whenever the source ran out, up to a frame early).
-        while not sim.fallen and sim.time < next_out - 1e-9 and frames:
-            advance()
-        frames.append(_record(sim, whole))
-        held_up.append(getattr(sim, "on_floor", floor_work))
-        if sim.phase < ref.duration - 1e-9 and not sim.fallen:
-            sim.events.append(Event(sim.time, "stopped",
-                                    f"the take reached {MAX_STRETCH:g}x the source length; the last "
-                                    f"{ref.duration - sim.phase:.1f} s of the source were not played"))
-        wall = _time.perf_counter() - wall0
-        take = _assemble(frames, sim, ref, source, out_fps, model, notes, np.array(held_up, dtype=bool), wall, whole)
-        take.stats.update(support.shares())    # share of frames held up by each unseen support
-        return take
-    finally:
-        if limbs is not None:
-            limbs.close()
-        if whole is not None:
-            whole.close()
-
-
-def limb_rate_for(srb_rate: float) -> float:
-    """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least 120 Hz (their
-    motors are stable there on 1 kg forearms)."""
-    return srb_rate * _whole_steps(LIMB_MIN_RATE, srb_rate)
-
-
-def _whole_steps(rate: float, per: float) -> int:
-    """Steps of at least about ``rate`` Hz per interval of a ``per`` Hz clock (1 % slack: 29.97 fps
-    takes 2 steps of 59.94 Hz, not 3)."""
-    return max(1, math.ceil(rate / per - RATE_SLACK))
-
-
-def attach_policy(sim: srb.SrbSimulator, policy) -> None:
-    """Let ``policy`` (or nothing) correct ``sim`` every control step."""
-    sim.controller = policy
-    sim.control_every = max(1, int(round(sim.s.rate / CONTROL_RATE)))
-
-
-def _calibrate(clip: Clip, source: Clip, ref: Reference, body: Body, settings, height: float,
-               mass: float, with_limbs: bool, plan=None, floor_stretches=None) -> np.ndarray:
-    """Strength from a fresh pass over ``ref`` (the take's own reference).  Loop cycles repeat,
-    so two cycles tell as much as twenty: a looping source stops there.  ``floor_stretches``:
-    (per-frame mask, static loads) of the stretches floor work holds up (runtime.stretches)."""
-    until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
-    limbs = LimbSimulator(height, rate=limb_rate_for(settings.rate), mass=mass, plan=plan) if with_limbs else None
-    try:
-        return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until, floor_stretches=floor_stretches)
-    finally:
-        if limbs is not None:
-            limbs.close()
+    return notes
 
 
 def _record(sim, whole=None) -> TakeFrame:

@@ -16,6 +16,11 @@ during swing, to a Raibert-style landing correction; a foot that reaches the flo
 early (the reference phase skips ahead).  Tempo: the reference phase rate drops as the legs'
 residual capacity drops (on the ground only: flights are ballistic), and the character rests
 (phase frozen) until it recovers.
+
+This module is the simulator itself: its settings, its state and ``step`` as named phases in the
+order they run.  Each phase's rule lives in its own module (docs/architecture.md): the clock in
+tempo, the feet in feet, the contact forces in contact_qp, the legs in legs, the effort economy in
+effort, the rests in rest_steps, the recorded pose in pose_output.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from . import proxy, quat
 from .body import Body, GRAVITY, kin_scale, SIDES
 from .contact_qp import QpSettings, solve_contact_forces
 from .effort import KneeSag, leg_effort, LimbGive, yielding_strength
+from .request import MAX_EFFORT_ECONOMY  # noqa: F401 (its home is request; the add-on reads it here)
 from .reference import Reference, RefSample
 from .rest_steps import CARRY_SMOOTHING, closing_target, ClosingStep, decide_rest, rest_centre, rest_height
 from .feet import Foot, Footing, place_feet
@@ -37,7 +43,6 @@ from .take import Event
 from .tempo import flight_rate, single_support_rate, TempoRule
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
-MAX_EFFORT_ECONOMY = 5.0   # beyond this a tired limb flops at the first sign of fatigue
 
 
 LANDING_TURN_DECAY = 0.3    # s: after a short flight the body turns onto the source's orientation this fast
@@ -154,6 +159,10 @@ class SrbSimulator:
     def tempo(self) -> float:
         """The tempo rule's phase rate while moving."""
         return self.rule.tempo
+
+    @tempo.setter
+    def tempo(self, value: float) -> None:
+        self.rule.tempo = value
 
     @property
     def resting(self) -> bool:
@@ -488,6 +497,26 @@ class SrbSimulator:
             self.events.append(Event(self.time, "fall"))
 
     # -- output ------------------------------------------------------------------------------
+    # -- driven by torque mode's articulated body (runtime.control.WholeBody) -----------------
+    def stand_at(self, com: np.ndarray, com_vel: np.ndarray, touching: list[tuple[int, np.ndarray]]) -> None:
+        """Take the next step from where the articulated body really is: its centre of mass and
+        velocity, and each stance foot that touches the floor at its ankle's (xy) ``touching``
+        (side, world ankle) pairs."""
+        self.p, self.v = com, com_vel
+        r = self.ref.sample(self.phase)
+        for k, ankle in touching:
+            if self.feet[k].stance:
+                self.feet[k].offset[:2] = ankle[:2] - r.ankle[k][:2]
+
+    def applied(self, torque: np.ndarray) -> None:
+        """The torques another body applied (and booked) this step."""
+        self.torque = torque
+
+    def fall(self) -> None:
+        """Another body fell (event "fall"): the take ends."""
+        self.events.append(Event(self.time, "fall"))
+        self.fallen = True
+
     def state(self) -> SimState:
         """What the full-body pose needs (pose_output.poses), cheap to take every output frame."""
         limbs = self.limbs.joint_rotations() if self.limbs is not None else None

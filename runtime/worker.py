@@ -5,8 +5,8 @@ when it can import pybullet) so that a simulator crash cannot take an unsaved se
 so platforms without a pybullet wheel for Blender's Python can still bake.  numpy + pybullet only.
 
 Protocol:
-* the request is an ``.npz`` written by ``write_request`` (Clip, FatigueSchedule, mode, height,
-  mass; no pickles);
+* the request is an ``.npz`` written by ``runtime.request.SimulationRequest.write`` (Clip,
+  FatigueSchedule, mode, height, mass; no pickles);
 * stdout carries lines ``@@progress 0.42`` (about 100 of them) and ``@@alive`` (at least one a second
   while it simulates: the backend stops a worker silent for longer than its watchdog), then
   ``@@done``; anything else on stdout (PyBullet's build banner) is to be ignored;
@@ -28,12 +28,10 @@ if __package__ in (None, ""):          # ``python runtime/worker.py``: make ``ru
     __package__ = "runtime"            # noqa: A001
 
 from .clip import Clip  # noqa: E402
-from .anthropometry import BodyPlan  # noqa: E402
-from .schedule import FatigueSchedule  # noqa: E402
+from .request import SimulationRequest  # noqa: E402
 from .take import FATIGUE_FIELDS, Take  # noqa: E402
 
-PROTOCOL = 1
-_SCHEDULE_FIELDS = ("F", "R", "r", "LD", "LR", "initial_fatigue")
+from .request import PROTOCOL  # noqa: E402  (requests and takes share the version)
 
 
 # ============================================================================= serialisation
@@ -44,44 +42,6 @@ def _json(a) -> np.ndarray:
 
 def _unjson(a):
     return json.loads(str(a))
-
-
-def write_request(path, clip: Clip, schedule: FatigueSchedule | None, mode: str = "srb",
-                  height: float = 1.62, mass: float = 70.0, plan: BodyPlan | None = None, **kwargs) -> None:
-    """Everything ``simulate`` needs, as one npz (``kwargs``: other JSON-able simulate arguments)."""
-    if plan is not None:
-        kwargs["plan"] = {"ratios": dict(plan.ratios), "sex": plan.sex, "notes": list(plan.notes)}
-    arrays = {
-        "meta": _json({"protocol": PROTOCOL, "mode": mode, "height": float(height), "mass": float(mass),
-                       "clip_name": clip.name, "clip_fps": float(clip.fps), "clip_loop": bool(clip.loop),
-                       "joints": list(clip.joints), "has_schedule": schedule is not None,
-                       "schedule_fps": float(schedule.fps) if schedule is not None else 0.0,
-                       "kwargs": kwargs}),
-        "root_pos": clip.root_pos, "root_rot": clip.root_rot, "joint_rots": clip.joint_rots,
-    }
-    if schedule is not None:
-        for k in _SCHEDULE_FIELDS:
-            arrays["schedule_" + k] = getattr(schedule, k)
-    _save_atomic(path, arrays)
-
-
-def read_request(path) -> dict:
-    with np.load(path, allow_pickle=False) as z:
-        meta = _unjson(z["meta"])
-        if meta.get("protocol") != PROTOCOL:
-            raise ValueError(f"request protocol {meta.get('protocol')!r}, this worker speaks {PROTOCOL}")
-        clip = Clip(name=meta["clip_name"], fps=meta["clip_fps"], root_pos=z["root_pos"], root_rot=z["root_rot"],
-                    joint_rots=z["joint_rots"], loop=meta["clip_loop"], joints=tuple(meta["joints"]))
-        schedule = None
-        if meta["has_schedule"]:
-            schedule = FatigueSchedule(fps=meta["schedule_fps"],
-                                       **{k: z["schedule_" + k] for k in _SCHEDULE_FIELDS})
-    kwargs = dict(meta.get("kwargs", {}))
-    if kwargs.get("plan") is not None:
-        p = kwargs["plan"]
-        kwargs["plan"] = BodyPlan(ratios=dict(p["ratios"]), sex=p["sex"], notes=tuple(p.get("notes", ())))
-    return {"clip": clip, "schedule": schedule, "mode": meta["mode"], "height": meta["height"],
-            "mass": meta["mass"], **kwargs}
 
 
 def write_take(path, take: Take) -> None:
@@ -153,10 +113,10 @@ def main(argv=None) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: python -m runtime.worker REQUEST.npz TAKE.npz\n")
         return 2
-    from .simulate import SimulationError, simulate   # pybullet is imported here, not at load
+    from .simulate import SimulationError   # pybullet is imported here, not at load
 
     try:
-        req = read_request(argv[0])
+        req = SimulationRequest.read(argv[0])
     except (OSError, ValueError, KeyError) as exc:
         _say(f"@@error cannot read the bake request: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return 2
@@ -180,13 +140,8 @@ def main(argv=None) -> int:
             _say("@@alive")
         return False
 
-    kwargs = {k: req[k] for k in ("seconds", "hold", "out_fps", "plan", "effort_economy") if k in req}
     try:
-        if req.get("policy"):
-            from .policy import SrbPolicy
-            kwargs["policy"] = SrbPolicy.load(req["policy"])
-        take = simulate(req["clip"], req["schedule"], mode=req["mode"], height=req["height"], mass=req["mass"],
-                        progress=progress, cancel=alive, **kwargs)
+        take = req.simulate(progress=progress, cancel=alive)
     except (SimulationError, ValueError) as exc:   # PolicyError is a ValueError
         _say(f"@@error {str(exc).splitlines()[0]}")
         return 2

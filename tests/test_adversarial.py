@@ -372,7 +372,7 @@ def test_an_unexpected_simulation_failure_is_one_line_with_a_log(registered_addo
     obj, _, _ = walk_rig(seconds=1.0, mesh=False)
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     job = bake.prepare(bpy.context, obj)
-    job.request["plan"] = "not a body plan"        # what no caller passes: the simulator fails inside
+    job.request.plan = "not a body plan"        # what no caller passes: the simulator fails inside
     with pytest.raises(backend.BackendError) as err:
         backend.run_sync(backend.InProcessRun(job.request, threaded=False))
     msg = str(err.value)

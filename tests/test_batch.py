@@ -266,7 +266,7 @@ def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(r
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     s.foot_placement = "POLICY"
     job = bake.prepare(bpy.context, obj)
-    assert job.request["policy"] == str(pol.DEFAULT_MODEL)
+    assert job.request.policy == str(pol.DEFAULT_MODEL)
     inline = backend.run_sync(backend.InProcessRun(job.request, threaded=False))
     from types import SimpleNamespace
 
@@ -291,7 +291,7 @@ def test_effort_economy_reaches_the_simulation_in_both_backends_and_the_file_kee
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     s.effort_economy = 3.0
     job = bake.prepare(bpy.context, obj)
-    assert job.request["effort_economy"] == 3.0
+    assert job.request.effort_economy == 3.0
     inline = backend.run_sync(backend.InProcessRun(job.request, threaded=False))
     from types import SimpleNamespace
 

@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import bench  # noqa: E402
 
 
+@pytest.mark.slow
 def test_fatigued_conditions_are_compared_with_fresh_and_graded_in_strength():
     result = bench.bench(["jump"], seconds=1.5, mode="srb", pushes=False, log=lambda *_: None)
     rows = {r["condition"]: r for r in result["runs"]}

@@ -3,14 +3,14 @@ whole-body torque mode."""
 import numpy as np
 import pytest
 
-from runtime import control, proxy, quat, schedule, simulate
+from runtime import articulated, control, proxy, quat, schedule, simulate
 from runtime.clip import Clip, deepmimic_clip_path, load_deepmimic
 
 
 @pytest.fixture()
 def floating():
     """The proxy far above its floor (no contacts), in a random pose with random velocities."""
-    body = control.Articulated(proxy.DEFAULT_HEIGHT, proxy.DEFAULT_MASS, floor=-10.0)
+    body = articulated.Articulated(proxy.DEFAULT_HEIGHT, proxy.DEFAULT_MASS, floor=-10.0)
     rng = np.random.default_rng(3)
     rots = rng.normal(size=(len(body.joint_index), 4))
     rots /= np.linalg.norm(rots, axis=1, keepdims=True)
@@ -89,6 +89,7 @@ def _still(name="walk", seconds=2.0):
                 loop=False)
 
 
+@pytest.mark.slow
 def test_torque_mode_stands_on_its_own_torques():
     take = simulate.simulate(_still(), None, mode="torque", out_fps=30)
     assert take.mode == "torque" and not take.fell
@@ -99,6 +100,7 @@ def test_torque_mode_stands_on_its_own_torques():
     assert np.degrees(quat.angle_between(take.clip.root_rot, take.clip.root_rot[0])).max() < 5.0
 
 
+@pytest.mark.slow
 def test_tired_torque_mode_walks_on_fatigue_bounded_torques_and_says_what_helped():
     walk = load_deepmimic(deepmimic_clip_path("walk"))
     tired = schedule.from_fitness(0.25, fps=30, time_scale=40)

@@ -59,6 +59,7 @@ def crawls():
             for name, sched in (("fresh", None), ("tired", tired))}
 
 
+@pytest.mark.slow
 def test_a_tired_crawl_tires_the_arms_and_trunk_that_carry_it_and_slows(crawls):
     fresh, tired = crawls["fresh"], crawls["tired"]
     assert fresh.mode == tired.mode == "srb-reference-follow" and not tired.fell
@@ -75,6 +76,7 @@ def test_a_tired_crawl_tires_the_arms_and_trunk_that_carry_it_and_slows(crawls):
     assert float(quat.angle_between(tired.clip.joint_rots, joints).max()) < 1e-4
 
 
+@pytest.mark.slow
 def test_floor_work_rests_only_in_a_pose_that_costs_little():
     """An exhausted get-up (lying, then pushing up) may rest lying down, never on all fours."""
     getup = C.load_deepmimic(C.deepmimic_clip_path("getup_facedown"))
@@ -120,6 +122,7 @@ def seated_typist(seconds: float = 6.0) -> C.Clip:
                    joint_rots=joints)
 
 
+@pytest.mark.slow
 def test_a_seated_character_is_held_by_its_seat_not_its_legs():
     """Feet on the floor and nothing else: carried by its feet, a tired sitter's legs held the
     whole body in a squat and it fell within 4 s.  The unseen seat now carries it."""
@@ -153,6 +156,7 @@ def walk_off_a_box(height: float = 0.2) -> C.Clip:
     return replace(walk, name="box", root_pos=walk.root_pos + np.outer(np.maximum(lift, 0.0), [0.0, 0.0, 1.0]))
 
 
+@pytest.mark.slow
 def test_feet_on_an_unseen_box_are_what_carries_the_body():
     """The floor is one level per clip (where the feet return to).  Started on a box the body
     was in the air, dropped and fell within 0.4 s, fresh; now the feet on the box carry it."""
@@ -198,6 +202,7 @@ def pull_ups(seconds: float = 6.0) -> C.Clip:
                    joint_rots=joints)
 
 
+@pytest.mark.slow
 def test_pull_ups_hang_from_the_hands_and_tire_the_arms():
     """Carried off the floor with the hands above the centre of mass, the body hangs: its arms
     and trunk carry it, not its legs (taken for feet on a box, the legs held the body up)."""

@@ -22,6 +22,7 @@ def arms_out_clip(seconds: float = 6.0) -> C.Clip:
                    root_rot=np.tile(walk.root_rot[0], (frames, 1)), joint_rots=joints)
 
 
+@pytest.mark.slow
 def test_tired_arms_sag_and_fresh_arms_hold():
     clip = arms_out_clip()
     fresh = simulate.simulate(clip, None, out_fps=30)
@@ -42,6 +43,7 @@ def test_tired_arms_sag_and_fresh_arms_hold():
     assert np.all(np.abs(tired.torque[1:, arms]) <= bound + 0.02 * tired.tau_max[arms])
 
 
+@pytest.mark.slow
 def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range():
     """A back or neck too weak to hold the body up bends until passive tissue carries it; before
     the end of range existed the chest of this take turned 60-180 deg, swinging round the joint."""
@@ -89,6 +91,7 @@ def test_end_of_range_yields_to_a_source_pose_beyond_it():
         sim.close()
 
 
+@pytest.mark.slow
 def test_kinematic_upper_body_option_follows_the_reference():
     clip = arms_out_clip(1.0)
     take = simulate.simulate(clip, schedule.from_fitness(0.1, fps=30, time_scale=60), out_fps=30,
@@ -121,6 +124,7 @@ def test_a_yield_turns_hinges_by_their_angle_and_ball_joints_in_their_own_frame(
     assert 2.0 * np.arctan2(out[1, 2], out[1, 3]) == pytest.approx(0.55)
 
 
+@pytest.mark.slow
 def test_tired_limbs_yield_to_what_they_hold_and_fresh_ones_do_not():
     """Effort economy: below the fatigue bound a tired arm could hold any pose exactly; a person
     trades some accuracy for effort, more the less capacity is left."""
@@ -158,6 +162,7 @@ def tired_dance():
                                     out_fps=30)
 
 
+@pytest.mark.slow
 def test_a_tired_dancers_head_sags_without_whipping(tired_dance):
     """The yield follows the smoothed load; through a fast dance it swung with the motion and
     whipped a tired head 41 deg in one frame (13 without the economy), the whipping itself
@@ -170,6 +175,7 @@ def test_a_tired_dancers_head_sags_without_whipping(tired_dance):
     assert take.fatigue["RC"][:, necks].min() > 0.4
 
 
+@pytest.mark.slow
 def test_fresh_limbs_are_where_the_source_is_at_the_same_moment():
     """The limb motors reach their targets by the end of a step, where the pose is recorded: aimed
     at the source's pose where the step began, every arm, head and chest pose came one step late
@@ -184,6 +190,7 @@ def test_fresh_limbs_are_where_the_source_is_at_the_same_moment():
     assert error.mean() < 6.0
 
 
+@pytest.mark.slow
 def test_a_tired_dancers_trunk_and_neck_slump_without_folding(tired_dance):
     """Trunk and neck carry what is above them: like a knee under the body they hold more the
     further they give.  Allowed an arm's 30 degrees of yield, the tired dancer's chest slumped,

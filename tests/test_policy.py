@@ -58,6 +58,7 @@ def test_actions_are_in_the_heading_frame(walk_sim):
     assert np.abs(sim.velocity_adjust).max() <= pol.VELOCITY_SCALE * math.sqrt(2) + 1e-12
 
 
+@pytest.mark.slow
 def test_a_policy_that_outputs_zero_is_the_rule_bit_for_bit():
     walk = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))
     sched = schedule.from_fitness(0.3, fps=30, time_scale=30)
@@ -92,6 +93,7 @@ def test_a_policy_steps_back_to_the_rule_where_it_does_not_know_the_motion(walk_
         pol.SrbPolicy(mlp, dict(card, observation=dict(card["observation"], familiar_z2=[3.0, 1.0])))
 
 
+@pytest.mark.slow
 def test_a_policy_changes_the_take_deterministically():
     rng = np.random.default_rng(0)
     p = _zero_policy()
@@ -158,6 +160,7 @@ def test_a_missing_or_mismatched_model_names_the_fix(tmp_path):
         pol.SrbPolicy.load(tmp_path / "m.npz")
 
 
+@pytest.mark.slow
 def test_bake_time_code_runs_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "from runtime import simulate, policy, clip\n"

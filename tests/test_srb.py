@@ -47,8 +47,10 @@ def idle_clip(seconds: float) -> C.Clip:
                    joint_rots=np.tile(quat.IDENTITY, (frames, len(proxy.DEFAULT_JOINTS), 1)))
 
 
-def test_body_matches_the_proxy(body):
-    assert body.mass == pytest.approx(45.0)
+def test_body_matches_the_proxy(kin, body):
+    heavier = srb_body.body_from_proxy(kin, 2.0 * body.mass)     # inertia and strength scale with mass
+    np.testing.assert_allclose(heavier.inertia, 2.0 * body.inertia, rtol=1e-12)
+    np.testing.assert_allclose(heavier.tau_max, 2.0 * body.tau_max, rtol=1e-12)
     np.testing.assert_allclose(body.inertia, body.inertia.T, atol=1e-12)
     assert np.all(np.linalg.eigvalsh(body.inertia) > 0)
     assert body.thigh == pytest.approx(0.422, abs=0.005) and body.shin == pytest.approx(0.41, abs=0.005)
@@ -112,6 +114,7 @@ def test_leg_ik_reaches_the_target_on_the_real_proxy(kin, body):
         assert np.degrees(quat.angle_between(foot_rot, rotation.matrix_to_quat(foot_R))) < 0.5
 
 
+@pytest.mark.slow
 def test_fresh_walk_tracks_the_reference_and_is_deterministic():
     walk = load("walk")
     a = simulate.simulate(walk, None, seconds=3.0, out_fps=30)
@@ -126,6 +129,7 @@ def test_fresh_walk_tracks_the_reference_and_is_deterministic():
         assert np.array_equal(x, y)
 
 
+@pytest.mark.slow
 def test_tired_jumps_are_lower_and_torques_stay_within_the_fatigued_bounds():
     jump = load("jump")
     tired = simulate.simulate(jump, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=8.0, out_fps=30)
@@ -147,6 +151,7 @@ def test_tired_jumps_are_lower_and_torques_stay_within_the_fatigued_bounds():
     assert np.all(tired.tau_max >= np.array(proxy.dof_tau_max()))
 
 
+@pytest.mark.slow
 def test_floor_work_follows_the_reference_and_says_so():
     crawl = load("crawl")
     take = simulate.simulate(crawl, None, seconds=1.0, out_fps=30)
@@ -155,6 +160,7 @@ def test_floor_work_follows_the_reference_and_says_so():
     assert not take.fell
 
 
+@pytest.mark.slow
 def test_progress_and_cancel():
     walk = load("walk")
     seen = []
@@ -174,6 +180,7 @@ def test_progress_and_cancel():
     assert open_clients() == before
 
 
+@pytest.mark.slow
 def test_a_take_that_would_outgrow_its_limit_stops_and_says_what_it_did_not_play(monkeypatch):
     monkeypatch.setattr(simulate, "MAX_STRETCH", 1.05)   # (plus a second) a tired 10 s walk needs ~14 s
     walk = load("walk")
@@ -204,6 +211,7 @@ def test_a_clip_with_a_cut_is_refused_naming_its_frames():
         simulate.simulate(replace(walk, root_pos=pos), None, seconds=0.5)
 
 
+@pytest.mark.slow
 def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
     walk = load("walk")
     # Fitness 0: the knees give out first, and standing upright lets them recover.  (At fitness
@@ -222,6 +230,7 @@ def test_an_exhausted_walker_slows_pauses_recovers_and_goes_on():
     assert take.reference_time[start + 10] == pytest.approx(take.reference_time[start], abs=1e-9)
 
 
+@pytest.mark.slow
 def test_standing_still_a_tired_body_keeps_the_clock(kin, body):
     """Slowing a still pose changes nothing but the take's length: a tired idle (12 s standing,
     fitness 0.25 at 60x) played at a third of its rate between rests, ran out of take (3x) and
@@ -236,6 +245,7 @@ def test_standing_still_a_tired_body_keeps_the_clock(kin, body):
     assert not srb_reference.build_reference(walk, kin.analyse(walk), body).still.any()
 
 
+@pytest.mark.slow
 def test_an_exhausted_idle_stands_over_its_ankles_instead_of_collapsing():
     """Over the middle of the soles each ankle holds about 11 % of its strength, more than an
     exhausted one sustains: a 60 s idle at the Exhausted preset drained its ankles and collapsed
@@ -248,6 +258,7 @@ def test_an_exhausted_idle_stands_over_its_ankles_instead_of_collapsing():
     assert take.fatigue["RC"][-1, legs].min() > 0.05
 
 
+@pytest.mark.slow
 def test_a_tired_dancer_with_no_restful_moment_rests_where_it_can_before_a_knee_gives_way():
     """dance_b never stands upright over both feet: at fitness 0 (20x) its legs sank below the rest
     threshold and it danced on, waiting for a restful moment, until a standing knee gave way
@@ -258,6 +269,7 @@ def test_a_tired_dancer_with_no_restful_moment_rests_where_it_can_before_a_knee_
     assert any(e["kind"] == "rest" for e in take.events)
 
 
+@pytest.mark.slow
 def test_a_rest_that_stops_paying_ends_and_says_so(stalled_walk):
     take = stalled_walk
     assert not take.fell
@@ -269,6 +281,7 @@ def test_a_rest_that_stops_paying_ends_and_says_so(stalled_walk):
             assert resume["time"] - start / 30.0 >= srb.SrbSettings().rest_stall - 1e-6
 
 
+@pytest.mark.slow
 def test_a_huge_push_topples_the_body_and_a_small_one_does_not():
     walk = load("walk")
     small = simulate.simulate(walk, None, seconds=3.0, push=(1.5, 0.2, np.array([0.0, 200.0, 0.0])),
@@ -279,6 +292,7 @@ def test_a_huge_push_topples_the_body_and_a_small_one_does_not():
     assert huge.fell and 1.5 < next(e["time"] for e in huge.events if e["kind"] == "fall") < 3.0
 
 
+@pytest.mark.slow
 def test_a_slowed_tempo_slows_ground_phases_but_not_flights(kin, body):
     """A flight is ballistic: slowing its reference would let gravity pull the body far below the
     arc (that made tired dancers and spinners collapse).  Only ground phases take the tempo."""
@@ -300,6 +314,7 @@ def test_a_slowed_tempo_slows_ground_phases_but_not_flights(kin, body):
     assert np.median(ground) == pytest.approx(0.5 * sim.dt)
 
 
+@pytest.mark.slow
 def test_an_exhausted_character_rests_even_where_the_motion_offers_no_restful_moment(kin, body):
     walk = load("walk").repeated(3.0)
     ref = srb_reference.build_reference(walk, kin.analyse(walk), body)
@@ -315,7 +330,7 @@ def test_an_exhausted_character_rests_even_where_the_motion_offers_no_restful_mo
         state.fatigued[legs], state.resting[legs] = 1.0 - capacity, capacity
         for _ in range(60):
             sim.step()
-        rested[capacity] = any(e["kind"] == "rest" for e in sim.events)
+        rested[capacity] = any(e.kind == "rest" for e in sim.events)
     assert rested == {0.3: False, 0.1: True}
 
 
@@ -337,6 +352,7 @@ def test_a_slowed_body_on_one_foot_gives_way_to_gravity_only_when_it_falls_ahead
     assert 0.5 < tempo.single_support_rate(0.5, sim.p, sim.v, r.com, 0.5 * r.com_vel, ref.floor, scale) < 1.0
 
 
+@pytest.mark.slow
 def test_a_tired_dancer_stays_up_and_slows_down():
     # dance_a falls onto its next steps; played in slow motion on one foot it collapsed (6.9 s)
     dance = load("dance_a")
@@ -346,6 +362,7 @@ def test_a_tired_dancer_stays_up_and_slows_down():
     assert metrics.phase_rate_mean(take) < 0.9     # slower than the source (0.81 measured)
 
 
+@pytest.mark.slow
 def test_after_the_source_ends_a_tired_character_rests_instead_of_collapsing():
     # kick ends standing; a tired kicker held that pose until the legs gave way (fell at 10 s)
     kick = load("kick")
@@ -357,6 +374,7 @@ def test_after_the_source_ends_a_tired_character_rests_instead_of_collapsing():
     assert rests and not [e for e in take.events if e["kind"] == "resume" and e["frame"] > max(end, rests[-1]["frame"])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["walk", "jump", "dance_b"])
 @pytest.mark.parametrize("fps", [24.0, 120.0])
 def test_film_and_capture_frame_rates_bake_without_falling(name, fps):
@@ -371,6 +389,7 @@ def test_film_and_capture_frame_rates_bake_without_falling(name, fps):
     assert not tired.fell
 
 
+@pytest.mark.slow
 def test_a_small_character_walks_on_its_own_scale():
     """Contact tolerances scale with the body: a fixed 2 cm let a 0.5 m character's 5 cm feet count
     tilted soles and hovering swing feet as down, and its walk fell."""
@@ -382,6 +401,7 @@ def test_a_small_character_walks_on_its_own_scale():
     assert metrics.root_error_m(take, small.repeated(4.0)) < 0.02 * 0.5     # 2 % of its height
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fps", [24.0, 25.0, 30000 / 1001, 120.0])
 def test_a_take_has_one_evenly_timed_frame_per_scene_frame(fps, monkeypatch):
     """The take is baked at the scene's rate: at 120 fps it had one frame per 60 Hz SRB step (it
@@ -417,6 +437,7 @@ def test_feet_turn_smoothly_between_the_frames_of_a_clip(kin, body):
     assert np.degrees(quat.angle_between(feet[1:], feet[:-1])).max() < 10.0
 
 
+@pytest.mark.slow
 def test_a_foot_lifted_for_a_moment_comes_down_where_it_was(kin, body):
     """A tap or a flicker in the source's contacts is not a step: re-placing the foot at a
     corrected spot within a few frames popped the knee (fresh dance_a: 38 deg in one frame)."""
@@ -438,6 +459,7 @@ def test_a_foot_lifted_for_a_moment_comes_down_where_it_was(kin, body):
     assert brief and not sim.fallen
 
 
+@pytest.mark.slow
 def test_an_early_landing_does_not_snap_the_pelvis_round():
     """spin lands early from a turning hop: the pelvis snapped onto the source's landing
     orientation (11.2 rad/s for a frame, the source never exceeds 6.3); it now keeps turning."""
@@ -449,6 +471,7 @@ def test_an_early_landing_does_not_snap_the_pelvis_round():
     assert turning.max() < 1.2 * source.max()
 
 
+@pytest.mark.slow
 def test_a_shorter_flight_lands_in_the_landing_pose_without_a_leg_snap():
     """A tired hop lands sooner than the source's; played at the source's rate its legs were still
     in mid-air pose at touchdown and snapped (60 deg in a frame on spin, the source's largest per-
@@ -464,6 +487,7 @@ def test_a_shorter_flight_lands_in_the_landing_pose_without_a_leg_snap():
     assert turn[:-2].max() < 1.5 * source_turn.max()     # the last frame may cut a flight short
 
 
+@pytest.mark.slow
 def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
     """A lower jump is shorter; chasing the source's landing spot dragged the body ahead of its
     planted feet (legs stretched back like a plank).  The motion goes on from where it landed."""
@@ -491,6 +515,7 @@ def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
     assert along[-1] < -0.1 and along.max() < 0.1
 
 
+@pytest.mark.slow
 def test_tired_knees_bend_under_the_body_gradually_and_the_deeper_stance_costs_them():
     """Effort economy in the legs: the QP's fatigue bounds bite only at peak loads, so a tired
     body stood as tall as a fresh one.  Tired knees yield to the load they carry (less stiff
@@ -519,6 +544,7 @@ def test_tired_knees_bend_under_the_body_gradually_and_the_deeper_stance_costs_t
         jump, None, seconds=2.0, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0)).clip.root_pos)
 
 
+@pytest.mark.slow
 def test_a_tired_run_shortens_its_strides_where_its_cadence_cannot_slow():
     """A run's stances fall onto the next step and its flights are ballistic, so the tempo rule
     cannot slow its clock (speed ratio 0.995 with exhausted legs before): a tired run now takes
@@ -549,6 +575,7 @@ def _com_path_at_tempo(ref, body, tempo: float, until_phase: float):
     return np.array(path), sim.dt
 
 
+@pytest.mark.slow
 def test_a_slowed_run_covers_ground_at_its_tempo_through_its_flights(kin, body):
     """A slowed run keeps the source's clock in its flights and shortens its strides instead: the
     body takes off at the tempo's share of the source's speed, so its target must keep that pace
@@ -565,6 +592,7 @@ def test_a_slowed_run_covers_ground_at_its_tempo_through_its_flights(kin, body):
         assert speed / source_speed == pytest.approx(tempo, abs=0.02)
 
 
+@pytest.mark.slow
 def test_tired_knees_read_either_quaternion_sign_of_the_source():
     """q and -q are one rotation; a source stored with negative-w knee quaternions (other tools,
     other conventions) read as a knee bent the other way round the circle and sank the body."""
@@ -583,6 +611,7 @@ def test_tired_knees_read_either_quaternion_sign_of_the_source():
     assert np.abs(a.com - b.com).max() < 1e-9
 
 
+@pytest.mark.slow
 def test_a_jittery_high_rate_capture_walks_on_its_path():
     """Raw optical capture at 120 fps carries frame-to-frame jitter.  Differenced twice it swamped
     the centre-of-mass acceleration and the feet never counted as still: the walk drifted 0.2 to
@@ -599,6 +628,7 @@ def test_a_jittery_high_rate_capture_walks_on_its_path():
     assert metrics.root_error_m(take, noisy) < 0.02
 
 
+@pytest.mark.slow
 def test_a_slowed_jumper_still_pushes_off_and_lands_at_the_source_s_pace(kin, body):
     """A push played in slow motion launches nothing (its acceleration scales with the tempo
     squared): tired jumps vanished while the legs could still have jumped most of the height.
@@ -615,6 +645,7 @@ def test_a_slowed_jumper_still_pushes_off_and_lands_at_the_source_s_pace(kin, bo
     assert apex[0.5] > 0.9 * apex[1.0]
 
 
+@pytest.mark.slow
 def test_a_tired_dancer_on_one_leg_does_not_sink_until_it_gives_way():
     """Tired knees bend under the body, but a knee under the body holds more the further it
     yields: allowed an arm's 30 degrees, a tired dancer's standing knee sank until the leg gave
@@ -625,6 +656,7 @@ def test_a_tired_dancer_on_one_leg_does_not_sink_until_it_gives_way():
     assert not take.fell
 
 
+@pytest.mark.slow
 def test_legs_hold_more_while_lowering_the_body_than_they_push():
     """Eccentric strength: tau_max is what the legs push with; landings (the body sinking onto
     its legs) may use up to ECCENTRIC_STRENGTH times it, so the push-offs, not the landings, set
@@ -650,6 +682,7 @@ def _soles(take, source):
     return sole[..., 2].min(axis=2) - floor, sole.mean(axis=2)
 
 
+@pytest.mark.slow
 def test_a_rest_in_a_wide_stance_stands_on_both_feet(stalled_walk):
     """A walker stops mid-stride, feet a stride apart: its rest height must be reachable from
     both feet (hips set for vertical legs left the feet floating 3-5 cm above the floor)."""
@@ -669,6 +702,7 @@ def test_a_rest_in_a_wide_stance_stands_on_both_feet(stalled_walk):
     assert checked >= 2
 
 
+@pytest.mark.slow
 def test_a_rest_begun_mid_stride_brings_the_feet_together(stalled_walk):
     """A rest begins wherever both feet are down: mid-stride, feet 0.4-0.6 m apart.  Where the
     staying leg can hold the body alone, the weight goes onto it and the other foot steps in
@@ -756,6 +790,7 @@ def test_next_both_down_finds_the_next_double_support(kin, body):
     assert ref.next_both_down(0.0) == math.inf          # a run never has both feet down
 
 
+@pytest.mark.slow
 def test_an_exhausted_kicker_stops_and_rests_instead_of_toppling_off_one_leg():
     # Exhausted (fitness 0, starting half fatigued): on one leg the ankle could not hold the
     # body, which sank away from its target; it toppled at 2.5 s.  Now the sinking legs make a
@@ -769,6 +804,7 @@ def test_an_exhausted_kicker_stops_and_rests_instead_of_toppling_off_one_leg():
     assert take.contacts[min(rest["frame"] + 1, len(take.contacts) - 1)].all()   # recorded before its step
 
 
+@pytest.mark.slow
 def test_an_exhausted_runner_stops_on_both_feet_and_rests():
     # A run never puts both feet down, so a rest could never come; its legs sank stride by
     # stride.  Now it stops: the free foot comes down within CATCH_TIME while the clock stands
@@ -789,6 +825,7 @@ def test_an_exhausted_runner_stops_on_both_feet_and_rests():
     assert (take.clip.root_pos[:, 2] > 0).all()
 
 
+@pytest.mark.slow
 def test_fresh_and_moderately_tired_bodies_never_stop():
     for name in ("run", "dance_a"):
         clip = load(name)

@@ -91,6 +91,7 @@ def test_ball_cap_list_equals_ball_cap():
         assert LimbSimulator._ball_cap_list(caps.tolist(), last.tolist(), last) == LimbSimulator._ball_cap(caps, last)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limbs", [False, True])
 def test_same_clip_twice_gives_bit_identical_takes(limbs):
     clip = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))

@@ -19,6 +19,7 @@ def _train(*args, timeout=600):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     pytest.importorskip("torch")
     from runtime import policy as pol

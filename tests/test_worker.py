@@ -59,14 +59,15 @@ def assert_same_take(a, b, label=""):
 
 def test_request_and_take_files_round_trip(tmp_path):
     from runtime import worker
+    from runtime.request import SimulationRequest
     from runtime.simulate import simulate
 
     clip = short_walk(0.5)
     sched = tired_schedule(40)
-    worker.write_request(tmp_path / "req.npz", clip, sched, mode="srb", height=1.7, mass=70.0)
-    req = worker.read_request(tmp_path / "req.npz")
-    assert np.array_equal(req["clip"].joint_rots, clip.joint_rots) and req["clip"].fps == clip.fps
-    assert np.array_equal(req["schedule"].F, sched.F) and req["height"] == 1.7 and req["mass"] == 70.0
+    SimulationRequest(clip, sched, mode="srb", height=1.7, mass=70.0).write(tmp_path / "req.npz")
+    req = SimulationRequest.read(tmp_path / "req.npz")
+    assert np.array_equal(req.clip.joint_rots, clip.joint_rots) and req.clip.fps == clip.fps
+    assert np.array_equal(req.schedule.F, sched.F) and req.height == 1.7 and req.mass == 70.0
     take = simulate(clip, sched, height=1.7, mass=70.0)
     worker.write_take(tmp_path / "take.npz", take)
     back = worker.read_take(tmp_path / "take.npz")
@@ -81,16 +82,21 @@ def test_request_and_take_files_round_trip(tmp_path):
     from runtime.anthropometry import BodyPlan
 
     plan = BodyPlan(ratios={"thigh": 1.1, "shoulder_width": 0.9}, sex="female", notes=("shank: clamped",))
-    worker.write_request(tmp_path / "req2.npz", clip, None, height=1.7, mass=70.0, plan=plan)
-    assert worker.read_request(tmp_path / "req2.npz")["plan"] == plan
+    SimulationRequest(clip, None, height=1.7, mass=70.0, plan=plan, effort_economy=2.0, policy="p.npz",
+                      seconds=3.0, hold=1.0, out_fps=24.0).write(tmp_path / "req2.npz")
+    back = SimulationRequest.read(tmp_path / "req2.npz")
+    assert (back.plan, back.effort_economy, back.policy, back.seconds, back.hold, back.out_fps) == (
+        plan, 2.0, "p.npz", 3.0, 1.0, 24.0)
 
 
+@pytest.mark.slow
 def test_worker_process_streams_progress_and_matches_in_process(tmp_path):
     from runtime import worker
+    from runtime.request import SimulationRequest
     from runtime.simulate import simulate
 
     clip, sched = short_walk(1.0), tired_schedule(100)
-    worker.write_request(tmp_path / "req.npz", clip, sched, height=1.7, mass=70.0)
+    SimulationRequest(clip, sched, height=1.7, mass=70.0).write(tmp_path / "req.npz")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run([sys.executable, "-m", "runtime.worker", str(tmp_path / "req.npz"), str(tmp_path / "t.npz")],
                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
@@ -137,6 +143,7 @@ def _mods():
             importlib.import_module("fatigued_takes.fatigue_addon.backend"))
 
 
+@pytest.mark.slow
 @bpy_needed
 def test_worker_bake_matches_in_process(rig):
     import bpy
@@ -172,6 +179,7 @@ def test_worker_bake_matches_in_process(rig):
     assert rot is obj.animation_data.action
 
 
+@pytest.mark.slow
 @bpy_needed
 @pytest.mark.parametrize("how, expected", [
     ("exit 1", "the simulation worker stopped (exit code 1"),
@@ -209,6 +217,7 @@ def test_worker_python_missing_or_without_pybullet(rig, tmp_path):
     test_bake.nothing_written(obj, body)
 
 
+@pytest.mark.slow
 @bpy_needed
 def test_cancel_kills_the_worker(rig):
     import bpy

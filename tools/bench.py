@@ -22,9 +22,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime import clip as clips  # noqa: E402
-from runtime import balance, fatigue_params, floor, kinematics, metrics, proxy, schedule, simulate  # noqa: E402
-from runtime.body import body_from_proxy, kin_scale  # noqa: E402
-from runtime.reference import build_reference  # noqa: E402
+from runtime import balance, fatigue_params, kinematics, metrics, proxy, schedule, simulate  # noqa: E402
+from runtime.prepare import prepare  # noqa: E402
 
 # The tired condition: untrained muscles, fatigue and recovery 40x faster than published.
 TIRED_FITNESS = 0.25
@@ -93,12 +92,9 @@ def clip_balance(clip: clips.Clip, seconds: float) -> dict:
     """balance.report of the source the runs play (whether flat feet can carry it as given);
     None for floor work, which hands, knees or back carry."""
     source = clip.repeated(seconds) if clip.loop else clip
-    kin = kinematics.shared(proxy.DEFAULT_HEIGHT)
-    body = body_from_proxy(kin, proxy.DEFAULT_MASS)
-    ck = kin.analyse(source)
-    ref = build_reference(source, ck, body)
-    report = balance.report(ref, body)
-    if floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body)).floor_work:
+    prepared = prepare(source, kinematics.shared(proxy.DEFAULT_HEIGHT), proxy.DEFAULT_MASS)
+    report = balance.report(prepared.ref, prepared.body)
+    if prepared.support.floor_work:
         report = dict.fromkeys(report)
     return report
 

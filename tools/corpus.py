@@ -111,9 +111,9 @@ def bake_one(obj, action, condition: str, start: int, end: int) -> dict:
     take = backend.run_sync(run, None, None)
     job.timings["simulate"] = time.perf_counter() - t0
     report = bake.write(bpy.context, job, take)
-    height = float(job.request["height"])
+    height = float(job.request.height)
     k = REPORT_HEIGHT / height
-    source_clip = job.request["clip"]
+    source_clip = job.request.clip
     out = {
         "baked_range": [job.frame_start, job.frame_end],
         "frames": report["frames"],

@@ -317,7 +317,7 @@ def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], o
         "name": name,
         "kind": "srb",
         "observation": {"kind": cfg.kind, "size": pol.observation_size(cfg.kind),
-                        "control_rate_hz": pol.CONTROL_RATE, "reference_window_s": list(pol.REFERENCE_WINDOW),
+                        "control_rate_hz": pol.POLICY_RATE, "reference_window_s": list(pol.REFERENCE_WINDOW),
                         "terms": "runtime/policy.py: observe()", "normalisation": "obs_mean/obs_std in the .npz, "
                         "clipped to +-10 after normalising"},
         "action": {"size": pol.ACTION_SIZE, "layout": ["right landing x", "right landing y", "left landing x",

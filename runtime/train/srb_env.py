@@ -14,9 +14,11 @@ import numpy as np
 
 from .. import clip as clips
 from .. import policy as pol
-from .. import floor, schedule, srb
-from ..body import Body, body_from_proxy, kin_scale
-from ..reference import Reference, build_reference
+from .. import schedule, srb
+from ..body import Body
+from ..calibration import take_strength
+from ..prepare import prepare as setup_chain
+from ..reference import Reference
 from ..kinematics import Kinematics
 
 EPISODE_SECONDS = 8.0
@@ -56,8 +58,6 @@ def variants(names: list[str], augment: bool) -> list[tuple[str, bool, float]]:
 def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, speed: float = 1.0) -> PreparedClip:
     """Reference and strength of a DeepMimic clip (mirrored, played ``speed`` times faster), as
     simulate() would make them."""
-    from ..simulate import _calibrate
-
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
     if mirror:
         clip = clip.mirrored()
@@ -65,13 +65,12 @@ def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, s
         clip = replace(clip, name=f"{clip.name}@{speed:g}x", fps=clip.fps * speed)
     source = clip.repeated(seconds) if clip.loop else clip
     with Kinematics() as kin:
-        ck = kin.analyse(source)
-        body = body_from_proxy(kin)
-        ref = build_reference(source, ck, body)
-        if floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body)).floor_work:
+        prepared = setup_chain(source, kin)
+        ref, body = prepared.ref, prepared.body
+        if prepared.support.floor_work:
             raise TrainingClipError(f"clip {name!r} is floor work (held up by more than its feet on the floor): "
                                     "the SRB follows its reference and no policy acts; leave it out of --clips")
-        tau_max = _calibrate(clip, source, ref, body, None, body.height, body.mass, False)
+        tau_max = take_strength(clip, source, ref, body, None, False)
     return PreparedClip(clip.name, ref, replace(body, tau_max=tau_max))
 
 
@@ -113,8 +112,7 @@ class SrbEnv:
             model = schedule.ScheduledModel(sched)
         sim = srb.SrbSimulator(item.ref, item.body, model, srb.SrbSettings())
         sim.need_torques = False
-        sim.control_every = max(1, int(round(sim.s.rate / pol.CONTROL_RATE)))
-        sim.controller = _Held      # the env sets the corrections; the simulator applies them
+        pol.attach(sim, _Held)      # the env sets the corrections; the simulator applies them
         self.sim, self.clip_name = sim, item.name
         return pol.observe(sim, self.kind)
 

@@ -1,0 +1,133 @@
+"""A simulation request: everything simulate() needs for one take, as one type from the bake
+through the backend (in this process or a worker process) to runtime.simulate, and the one home
+of the rules its numbers must keep.
+
+Why a type: the request used to be a dict whose keys were retyped in the bake, the backend (twice)
+and the worker; a field added in one place was silently dropped in another.  Its file format (an
+``.npz`` of arrays plus one JSON ``meta``, no pickles) is defined here too, next to the fields.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, fields
+from typing import Callable
+
+import numpy as np
+
+from . import proxy
+from .anthropometry import BodyPlan
+from .clip import Clip
+from .schedule import FatigueSchedule
+
+HEIGHT_RANGE = (0.5, 3.0)        # m: a rig outside this is in other units (the bake then uses the panel's height)
+MASS_RANGE = (10.0, 300.0)       # kg
+MAX_EFFORT_ECONOMY = 5.0         # beyond this a tired limb flops at the first sign of fatigue
+OUTPUT_FPS_RANGE = (1.0, 1000.0)
+PROTOCOL = 1                     # the file format's version (runtime.worker speaks it)
+_SCHEDULE_FIELDS = ("F", "R", "r", "LD", "LR", "initial_fatigue")
+
+
+def height_problem(height) -> str | None:
+    """What is wrong with a character ``height`` (m); None when usable."""
+    lo, hi = HEIGHT_RANGE
+    if not (np.isfinite(height) and lo <= height <= hi):
+        return f"character height {height!r} m: use {lo:g} to {hi:g} m (check the rig's units)"
+    return None
+
+
+def mass_problem(mass) -> str | None:
+    lo, hi = MASS_RANGE
+    if not (np.isfinite(mass) and lo <= mass <= hi):
+        return f"character mass {mass!r} kg: use {lo:g} to {hi:g} kg"
+    return None
+
+
+def effort_economy_problem(economy) -> str | None:
+    if not (np.isfinite(economy) and 0.0 <= economy <= MAX_EFFORT_ECONOMY):
+        return f"effort economy {economy!r}: use 0 (hold every pose) to {MAX_EFFORT_ECONOMY:g}"
+    return None
+
+
+def output_fps_problem(fps) -> str | None:
+    lo, hi = OUTPUT_FPS_RANGE
+    if not (np.isfinite(fps) and lo <= fps <= hi):
+        return f"output frame rate {fps!r}: use {lo:g} to {hi:g} fps"
+    return None
+
+
+@dataclass
+class SimulationRequest:
+    """One take to simulate (see runtime.simulate.simulate for what each field does)."""
+    clip: Clip
+    schedule: FatigueSchedule | None = None    # None: fatigue off
+    mode: str = "srb"
+    height: float = proxy.DEFAULT_HEIGHT
+    mass: float = proxy.DEFAULT_MASS
+    plan: BodyPlan | None = None               # the character's proportions (None: the default humanoid)
+    policy: str | None = None                  # path of an SRB policy (.npz; None: the rule alone)
+    effort_economy: float | None = None        # None: SrbSettings' default
+    seconds: float | None = None
+    hold: float = 0.0
+    out_fps: float | None = None
+
+    def simulate(self, progress: Callable[[float], None] | None = None,
+                 cancel: Callable[[], bool] | None = None):
+        """runtime.simulate.simulate of this request (its policy loaded here: PolicyError on a bad
+        file); returns the Take."""
+        from .simulate import simulate
+
+        policy = None
+        if self.policy:
+            from .policy import SrbPolicy
+            policy = SrbPolicy.load(self.policy)
+        return simulate(self.clip, self.schedule, mode=self.mode, height=self.height, mass=self.mass,
+                        seconds=self.seconds, hold=self.hold, out_fps=self.out_fps, plan=self.plan,
+                        policy=policy, effort_economy=self.effort_economy, progress=progress, cancel=cancel)
+
+    # -- the file a worker process reads ---------------------------------------------------------
+    def write(self, path) -> None:
+        """The request as one ``.npz`` (written to a temporary name, then renamed into place)."""
+        clip, schedule = self.clip, self.schedule
+        kwargs = {f.name: getattr(self, f.name) for f in fields(self)
+                  if f.name in ("policy", "effort_economy", "seconds", "out_fps") and getattr(self, f.name) is not None}
+        if self.hold:
+            kwargs["hold"] = self.hold
+        if self.plan is not None:
+            kwargs["plan"] = {"ratios": dict(self.plan.ratios), "sex": self.plan.sex, "notes": list(self.plan.notes)}
+        arrays = {
+            "meta": np.array(json.dumps({
+                "protocol": PROTOCOL, "mode": self.mode, "height": float(self.height), "mass": float(self.mass),
+                "clip_name": clip.name, "clip_fps": float(clip.fps), "clip_loop": bool(clip.loop),
+                "joints": list(clip.joints), "has_schedule": schedule is not None,
+                "schedule_fps": float(schedule.fps) if schedule is not None else 0.0, "kwargs": kwargs})),
+            "root_pos": clip.root_pos, "root_rot": clip.root_rot, "joint_rots": clip.joint_rots,
+        }
+        if schedule is not None:
+            for k in _SCHEDULE_FIELDS:
+                arrays["schedule_" + k] = getattr(schedule, k)
+        path = os.fspath(path)
+        with open(path + ".part", "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(path + ".part", path)
+
+    @classmethod
+    def read(cls, path) -> "SimulationRequest":
+        """The request ``write`` wrote (ValueError for another protocol)."""
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if meta.get("protocol") != PROTOCOL:
+                raise ValueError(f"request protocol {meta.get('protocol')!r}, this worker speaks {PROTOCOL}")
+            clip = Clip(name=meta["clip_name"], fps=meta["clip_fps"], root_pos=z["root_pos"], root_rot=z["root_rot"],
+                        joint_rots=z["joint_rots"], loop=meta["clip_loop"], joints=tuple(meta["joints"]))
+            schedule = None
+            if meta["has_schedule"]:
+                schedule = FatigueSchedule(fps=meta["schedule_fps"],
+                                           **{k: z["schedule_" + k] for k in _SCHEDULE_FIELDS})
+        kwargs = dict(meta.get("kwargs", {}))
+        if kwargs.get("plan") is not None:
+            p = kwargs["plan"]
+            kwargs["plan"] = BodyPlan(ratios=dict(p["ratios"]), sex=p["sex"], notes=tuple(p.get("notes", ())))
+        known = {f.name for f in fields(cls)}
+        return cls(clip=clip, schedule=schedule, mode=meta["mode"], height=meta["height"], mass=meta["mass"],
+                   **{k: v for k, v in kwargs.items() if k in known})
