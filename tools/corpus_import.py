@@ -18,13 +18,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+WORKPLACE_CORPUS = Path("/work/shared/corpus")     # where this project's shared folder lives for a clone elsewhere
+
+
 def _find_corpus() -> Path:
-    """$FATIGUE_CORPUS, else the nearest ``shared/corpus`` beside this checkout or above it."""
+    """$FATIGUE_CORPUS, else the nearest ``shared/corpus`` beside this checkout or above it, else
+    the project's shared folder (a clean clone in a temporary folder still runs the corpus)."""
     if os.environ.get("FATIGUE_CORPUS"):
         return Path(os.environ["FATIGUE_CORPUS"])
     for parent in ROOT.parents:
         if (parent / "shared" / "corpus" / "MANIFEST.json").is_file():
             return parent / "shared" / "corpus"
+    if (WORKPLACE_CORPUS / "MANIFEST.json").is_file():
+        return WORKPLACE_CORPUS
     return ROOT.parent / "shared" / "corpus"
 
 
