@@ -151,20 +151,6 @@ def test_the_source_action_is_never_modified(registered_addon):
     assert source.get("fatigued_take_of") is None
 
 
-def test_cancel_writes_nothing(registered_addon):
-    obj, body, _ = walk_rig(seconds=1.0)
-    bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
-    calls = [0]
-
-    def cancel():
-        calls[0] += 1
-        return calls[0] > 10
-
-    with pytest.raises(backend.BakeCancelled, match="nothing was written"):
-        bake.bake(bpy.context, obj, cancel=cancel)
-    nothing_written(obj, body)
-
-
 # ============================================================================= operator arguments
 
 @pytest.mark.parametrize("kwargs, expected", [
