@@ -28,7 +28,8 @@ import bpy
 import numpy as np
 
 from ..runtime import fatigue_params, metrics, proxy
-from ..runtime.request import SimulationRequest
+from ..runtime.request import (HEIGHT_RANGE, MASS_RANGE, SimulationRequest, effort_economy_problem, height_problem,
+                               mass_problem)
 from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
 from .checks import BakeInputError
 
@@ -128,12 +129,10 @@ class BakeOptions:
                 raise BakeInputError(f"unknown foot placement '{self.foot_placement}': use policy or rule")
             out["foot_placement"] = placement
         if self.effort_economy is not None:
-            from ..runtime.srb import MAX_EFFORT_ECONOMY
-
             value = float(self.effort_economy)
-            if not (math.isfinite(value) and 0.0 <= value <= MAX_EFFORT_ECONOMY):
-                raise BakeInputError(f"effort economy {self.effort_economy!r}: use 0 (hold every pose) to "
-                                     f"{MAX_EFFORT_ECONOMY:g}")
+            problem = effort_economy_problem(value)
+            if problem is not None:
+                raise BakeInputError(problem)
             out["effort_economy"] = value
         return out
 
@@ -349,8 +348,8 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         checks.check_mapping_sense(obj, mapping)
         height, size_notes = body_height(obj, settings, mapping)
         mass = float(settings.mass)
-        if not (math.isfinite(mass) and 10.0 <= mass <= 300.0):
-            raise BakeInputError(f"Mass is {mass!r} kg: set 10 to 300 kg in the Fatigue panel")
+        if mass_problem(mass) is not None:
+            raise BakeInputError(f"Mass is {mass!r} kg: set {MASS_RANGE[0]:g} to {MASS_RANGE[1]:g} kg in the Fatigue panel")
         t1 = time.perf_counter()
         plan = body_plan(obj, settings, mapping)
         from ..runtime.anthropometry import standing_pelvis_height
@@ -459,8 +458,9 @@ def body_height(obj, settings, mapping) -> tuple[float, list]:
     if settings.use_rig_height and size.in_metres:
         return float(size.stature), []
     height = float(settings.height)
-    if not (math.isfinite(height) and 0.5 <= height <= 3.0):
-        raise BakeInputError(f"Height is {height!r} m: set 0.5 to 3 m in the Fatigue panel")
+    if height_problem(height) is not None:
+        raise BakeInputError(f"Height is {height!r} m: set {HEIGHT_RANGE[0]:g} to {HEIGHT_RANGE[1]:g} m in the "
+                             f"Fatigue panel")
     notes = [rig_space.units_note(obj.name, size.stature, height)] if settings.use_rig_height else []
     return height, notes
 
