@@ -70,9 +70,9 @@ class RetargetError(BakeInputError):
 
 R0 = quat.to_matrix(rclip.Y_UP_TO_Z_UP)          # every proxy link's world rotation at rest
 # Root (pelvis) above the sole in the URDF rest pose, DeepMimic humanoid scaled to 1.62 m:
-# knee 1.686184 + ankle 1.63948 + foot box centre 0.09 below the ankle (URDF units, x 0.25),
-# plus the foot box half height.
-PROXY_PELVIS_HEIGHT = (1.686184 + 1.639480 + 0.09) * proxy.URDF_SCALE + proxy.FOOT_HALF_EXTENTS[1]
+# thigh + shank + foot box centre below the ankle (URDF units, x 0.25), plus the foot box half height.
+PROXY_PELVIS_HEIGHT = ((proxy.THIGH_URDF + proxy.SHANK_URDF + proxy.FOOT_BELOW_ANKLE_URDF) * proxy.URDF_SCALE
+                       + proxy.FOOT_HALF_EXTENTS[1])
 _UP = np.array([0.0, 0.0, 1.0])
 _DOWN = -_UP
 # Rest-pose world direction of every proxy segment (arms hang down), proxy facing +X.

@@ -25,17 +25,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Proxy chains at its default height (DeepMimic humanoid at 1.62 m, URDF x 0.25): thigh and shank
-# from joint to joint, hip level to the neck joint (root->chest->neck); ankle joint above the sole.
-PROXY_HEIGHT = 1.62
-PROXY_THIGH = 1.686184 * 0.25
-PROXY_SHANK = 1.639480 * 0.25
-PROXY_TRUNK = (0.944604 + 0.895576) * 0.25
-PROXY_ANKLE_ABOVE_SOLE = 0.09 * 0.25 + 0.0275
-STATURE_PER_CHAIN = PROXY_HEIGHT / (PROXY_THIGH + PROXY_SHANK + PROXY_TRUNK)
+from ..runtime import proxy
+
+# Proxy chains at its default height (DeepMimic humanoid, URDF x URDF_SCALE): thigh and shank from
+# joint to joint, hip level to the neck joint (root->chest->neck); ankle joint above the sole.
+PROXY_THIGH = proxy.THIGH_URDF * proxy.URDF_SCALE
+PROXY_SHANK = proxy.SHANK_URDF * proxy.URDF_SCALE
+PROXY_TRUNK = (proxy.CHEST_ABOVE_ROOT_URDF + proxy.NECK_ABOVE_CHEST_URDF) * proxy.URDF_SCALE
+PROXY_ANKLE_ABOVE_SOLE = proxy.FOOT_BELOW_ANKLE_URDF * proxy.URDF_SCALE + proxy.FOOT_HALF_EXTENTS[1]
+STATURE_PER_CHAIN = proxy.DEFAULT_HEIGHT / (PROXY_THIGH + PROXY_SHANK + PROXY_TRUNK)
 # A rig measuring this tall (world units) is taken to be in metres; anything else is in other units.
 PLAUSIBLE_HEIGHT_M = (0.9, 2.4)
-DEFAULT_HEIGHT_M = 1.75
 
 _AXES = np.array([[1.0, 0, 0], [-1.0, 0, 0], [0, 1.0, 0], [0, -1.0, 0], [0, 0, 1.0], [0, 0, -1.0]])
 _AXIS_NAMES = ("+X", "-X", "+Y", "-Y", "+Z", "-Z")
@@ -45,9 +45,6 @@ _AXIS_NAMES = ("+X", "-X", "+Y", "-Y", "+Z", "-Z")
 class RigMeasure:
     """A rig's size from its joint chains, in its own world units."""
     stature: float          # crown to sole, estimated from the chains as the proxy's proportions have it
-    thigh: float
-    shank: float
-    trunk: float            # hip-joint midpoint to the neck joint
     pelvis_standing: float  # pelvis joint above the sole when standing with straight legs
 
     @property
@@ -81,8 +78,7 @@ def measure(joints: dict, up=None) -> RigMeasure:
     above_hips = max(0.0, float((p["pelvis"] - hip_mid) @ up))
     leg = thigh + shank
     ankle = leg * PROXY_ANKLE_ABOVE_SOLE / (PROXY_THIGH + PROXY_SHANK)
-    return RigMeasure(stature=STATURE_PER_CHAIN * (thigh + shank + trunk), thigh=thigh, shank=shank, trunk=trunk,
-                      pelvis_standing=above_hips + leg + ankle)
+    return RigMeasure(stature=STATURE_PER_CHAIN * (thigh + shank + trunk), pelvis_standing=above_hips + leg + ankle)
 
 
 def body_frame(joints: dict) -> np.ndarray:

@@ -93,7 +93,7 @@ def standing_pelvis_height(plan: "BodyPlan | None", height: float = proxy.DEFAUL
     r_thigh = 1.0 if plan is None else plan.ratio("thigh")
     r_shank = 1.0 if plan is None else plan.ratio("shank")
     s = height / proxy.DEFAULT_HEIGHT
-    legs = (1.686184 * r_thigh + 1.639480 * r_shank + 0.09) * proxy.URDF_SCALE
+    legs = (proxy.THIGH_URDF * r_thigh + proxy.SHANK_URDF * r_shank + proxy.FOOT_BELOW_ANKLE_URDF) * proxy.URDF_SCALE
     return s * (legs + proxy.FOOT_HALF_EXTENTS[1])
 
 

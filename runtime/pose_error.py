@@ -16,17 +16,17 @@ from .take import Take
 
 # Joint origins in the parent link's frame, DeepMimic URDF units (scaled by 0.25 to 1.62 m).
 _OFFSETS = {
-    "chest": ("root", (0.0, 0.944604, 0.0)),
-    "neck": ("chest", (0.0, 0.895576, 0.0)),
+    "chest": ("root", (0.0, proxy.CHEST_ABOVE_ROOT_URDF, 0.0)),
+    "neck": ("chest", (0.0, proxy.NECK_ABOVE_CHEST_URDF, 0.0)),
     "right_hip": ("root", (0.0, 0.0, 0.339548)),
-    "right_knee": ("right_hip", (0.0, -1.686184, 0.0)),
-    "right_ankle": ("right_knee", (0.0, -1.639480, 0.0)),
+    "right_knee": ("right_hip", (0.0, -proxy.THIGH_URDF, 0.0)),
+    "right_ankle": ("right_knee", (0.0, -proxy.SHANK_URDF, 0.0)),
     "right_shoulder": ("chest", (-0.0962, 0.974, 0.73244)),
     "right_elbow": ("right_shoulder", (0.0, -1.099152, 0.0)),
     "right_wrist": ("right_elbow", (0.0, -1.035788, 0.0)),
     "left_hip": ("root", (0.0, 0.0, -0.339548)),
-    "left_knee": ("left_hip", (0.0, -1.686184, 0.0)),
-    "left_ankle": ("left_knee", (0.0, -1.639480, 0.0)),
+    "left_knee": ("left_hip", (0.0, -proxy.THIGH_URDF, 0.0)),
+    "left_ankle": ("left_knee", (0.0, -proxy.SHANK_URDF, 0.0)),
     "left_shoulder": ("chest", (-0.0962, 0.974, -0.73244)),
     "left_elbow": ("left_shoulder", (0.0, -1.099152, 0.0)),
     "left_wrist": ("left_elbow", (0.0, -1.035788, 0.0)),

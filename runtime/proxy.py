@@ -86,6 +86,13 @@ DEFAULT_HEIGHT = 1.62      # m, sole to crown of the scaled URDF in its rest pos
 FOOT_LINKS = ("right_ankle", "left_ankle")
 # Foot box half extents (m, link frame of the scaled URDF: x forward, y up, z lateral).
 FOOT_HALF_EXTENTS = (0.0885, 0.0275, 0.045)
+# Joint origins along the URDF's chains (file units: x URDF_SCALE for 1.62 m): hip to knee, knee to
+# ankle, root to chest, chest to neck; and the foot box's centre below the ankle.
+THIGH_URDF = 1.686184
+SHANK_URDF = 1.639480
+CHEST_ABOVE_ROOT_URDF = 0.944604
+NECK_ABOVE_CHEST_URDF = 0.895576
+FOOT_BELOW_ANKLE_URDF = 0.09
 
 
 def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = False,
