@@ -492,38 +492,29 @@ def _sample_world_fcurves(obj, action, slot_handle, bones: dict, frames: np.ndar
     return world
 
 
-def _sample_world_scene(obj, bones: dict, frames: np.ndarray, O: np.ndarray):
-    """Evaluated pose matrices per frame (constraints, drivers, NLA), placed by the fixed object
-    matrix ``O``: the object's own motion (an animated parent, object keys) is not part of the
-    performance the body simulates; it still moves the baked take at playback.  Returns the world
-    matrices and whether the object moved over the frames."""
+def _sample_world_scene(obj, bones: dict, frames: np.ndarray):
+    """Evaluated pose matrices per frame (constraints, drivers, NLA), placed by the object matrix
+    ``O`` of the first frame: the object's own motion (an animated parent, object keys) is not
+    part of the performance the body simulates; it still moves the baked take at playback.
+    Returns (world matrices, O, how far the object moved over the frames)."""
     scene = bpy.context.scene
     keep = (scene.frame_current, scene.frame_subframe)
     T = len(frames)
     world = {k: np.empty((T, 4, 4)) for k in rigmap.HUMANOID_KEYS}
     pbs = {k: obj.pose.bones[bones[k]] for k in rigmap.HUMANOID_KEYS}
-    moved = 0.0
+    moved, O = 0.0, None
     try:
         for i, f in enumerate(frames):
             fi = int(math.floor(f))
             scene.frame_set(fi, subframe=float(f - fi))
+            if O is None:
+                O = _np(obj.matrix_world)
             moved = max(moved, float(np.abs(_np(obj.matrix_world) - O).max()))
             for k, pb in pbs.items():
                 world[k][i] = O @ _np(pb.matrix)
     finally:
         scene.frame_set(keep[0], subframe=keep[1])
-    return world, moved
-
-
-def object_matrix_at(obj, frame: int) -> np.ndarray:
-    """``obj.matrix_world`` at ``frame`` (the scene is put back where it was)."""
-    scene = bpy.context.scene
-    keep = (scene.frame_current, scene.frame_subframe)
-    try:
-        scene.frame_set(int(frame))
-        return _np(obj.matrix_world)
-    finally:
-        scene.frame_set(keep[0], subframe=keep[1])
+    return world, O, moved
 
 
 def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height: float | None = None,
@@ -559,19 +550,20 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     reasons = scene_path_reasons(obj, [bones[k] for k in rigmap.HUMANOID_KEYS])
     if method == "auto":
         method = "scene" if reasons else "fcurves"
-    O = object_matrix_at(obj, frame_start) if method == "scene" else _np(obj.matrix_world)
-    geo = _rest_geometry(obj, bones, O)
-    warnings = list(geo["warnings"])
+    warnings = []
     t1 = time.perf_counter()
     if method == "fcurves":
+        O = _np(obj.matrix_world)
         slot = getattr(obj.animation_data, "action_slot", None)
         world = _sample_world_fcurves(obj, action, slot.handle if slot is not None else None, bones, frames, O)
     else:
-        world, moved = _sample_world_scene(obj, bones, frames, O)
+        world, O, moved = _sample_world_scene(obj, bones, frames)
         if moved > 1e-6:
             warnings.append(f"'{obj.name}' itself moves (a parent, object keys or constraints): that motion is "
                             f"kept as it is, the body simulates the bones' motion under it")
     t2 = time.perf_counter()
+    geo = _rest_geometry(obj, bones, O)
+    warnings[:0] = geo["warnings"]
     A, motion_notes = _motion_axes(obj, world, geo)
     warnings.extend(motion_notes)
     size = geo["size"]
