@@ -47,7 +47,7 @@ def plan(root_pos: np.ndarray, fps: float, height: float) -> RootPlan:
     if over.size == 0:
         return RootPlan("ok")
     T = len(root_pos)
-    biggest = float(np.nanmax(np.where(np.isfinite(lengths), lengths, np.inf))) if lengths.size else 0.0
+    biggest = float(np.where(np.isfinite(lengths), lengths, np.inf).max())
     edge = max(1, min(int(round(EDGE_SECONDS * fps)), (T - 1) // 3))
     head = over[over < edge]
     tail = over[over >= T - 1 - edge]

@@ -140,9 +140,10 @@ def hanging_hands(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
 
 def slow_flight(ck, com_acc: np.ndarray, raised: np.ndarray, hanging: np.ndarray) -> np.ndarray:
     """(T,) frames of a flight slower than gravity allows: carried off the floor as in raised_feet,
-    between two touches of the floor, standing on nothing that holds still and hanging from nothing.  The motion plays slower than
-    it was performed (a capture played at a lower frame rate than it was recorded at), and no
-    simulated body can fly that way, so the pose is kept as keyed there."""
+    between two touches of the floor, standing on nothing that holds still and hanging from
+    nothing.  The motion plays slower than it was performed (a capture played at a lower frame
+    rate than it was recorded at), and no simulated body can fly that way, so the pose is kept as
+    keyed there."""
     return _carried_off_the_floor(ck, com_acc) & ~raised.any(axis=1) & ~hanging.any(axis=1)
 
 
@@ -184,14 +185,19 @@ def pelvis_lowered(ck) -> np.ndarray:
     """(T,) the pelvis below SEATED_PELVIS of its height standing with straight legs (hip to knee
     to ankle, plus the ankle's height above the sole): low enough to sit."""
     names = ck.link_names
-    jp = ck.joint_pos[0]
+    ankle_up = float(ck.joint_pos[0, names.index("right_ankle"), 2] - ck.sole[0, 0, :, 2].min())
+    standing = straight_legs(ck) + max(ankle_up, 0.0)
+    return ck.joint_pos[:, names.index("root"), 2] - ck.floor_height < SEATED_PELVIS * standing
+
+
+def straight_legs(ck) -> float:
+    """Length (m) of the proxy's longer leg held straight: hip to knee to ankle."""
+    names, jp = ck.link_names, ck.joint_pos[0]
     legs = []
     for side in ("right", "left"):
         hip, knee, ankle = (names.index(f"{side}_{j}") for j in ("hip", "knee", "ankle"))
         legs.append(float(np.linalg.norm(jp[knee] - jp[hip]) + np.linalg.norm(jp[ankle] - jp[knee])))
-    ankle_up = float(jp[names.index("right_ankle"), 2] - ck.sole[0, 0, :, 2].min())
-    standing = max(legs) + max(ankle_up, 0.0)
-    return ck.joint_pos[:, names.index("root"), 2] - ck.floor_height < SEATED_PELVIS * standing
+    return max(legs)
 
 
 def _mostly_still(carried: np.ndarray, holding: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kinematics
+from . import floor, kinematics
 
 FLOOR_STRETCH = 0.3      # s: something other than the feet on the floor this long is floor work
 FEET_GAP = 1.0           # s: feet alone for less than this next to floor work (or the clip's ends): still floor
@@ -57,11 +57,7 @@ def floor_frames(ck, support) -> np.ndarray:
 def _low(ck) -> np.ndarray:
     """(T,) the centre of mass below LOW_COM of the legs' straight length above the floor: a body
     still getting up (or going down), not yet one its feet alone carry."""
-    names = ck.link_names
-    jp = ck.joint_pos[0]
-    hip, knee, ankle = (names.index(f"right_{j}") for j in ("hip", "knee", "ankle"))
-    legs = float(np.linalg.norm(jp[knee] - jp[hip]) + np.linalg.norm(jp[ankle] - jp[knee]))
-    return ck.com[:, 2] - ck.floor_height < LOW_COM * legs
+    return ck.com[:, 2] - ck.floor_height < LOW_COM * floor.straight_legs(ck)
 
 
 def _grow_while(mask: np.ndarray, also: np.ndarray) -> np.ndarray:
