@@ -28,31 +28,32 @@ PROTOCOL = 1                     # the file format's version (runtime.worker spe
 _SCHEDULE_FIELDS = ("F", "R", "r", "LD", "LR", "initial_fatigue")
 
 
+def _within(value, lo: float, hi: float) -> bool:
+    return bool(np.isfinite(value) and lo <= value <= hi)
+
+
 def height_problem(height) -> str | None:
     """What is wrong with a character ``height`` (m); None when usable."""
-    lo, hi = HEIGHT_RANGE
-    if not (np.isfinite(height) and lo <= height <= hi):
-        return f"character height {height!r} m: use {lo:g} to {hi:g} m (check the rig's units)"
+    if not _within(height, *HEIGHT_RANGE):
+        return f"character height {height!r} m: use {HEIGHT_RANGE[0]:g} to {HEIGHT_RANGE[1]:g} m (check the rig's units)"
     return None
 
 
 def mass_problem(mass) -> str | None:
-    lo, hi = MASS_RANGE
-    if not (np.isfinite(mass) and lo <= mass <= hi):
-        return f"character mass {mass!r} kg: use {lo:g} to {hi:g} kg"
+    if not _within(mass, *MASS_RANGE):
+        return f"character mass {mass!r} kg: use {MASS_RANGE[0]:g} to {MASS_RANGE[1]:g} kg"
     return None
 
 
 def effort_economy_problem(economy) -> str | None:
-    if not (np.isfinite(economy) and 0.0 <= economy <= MAX_EFFORT_ECONOMY):
+    if not _within(economy, 0.0, MAX_EFFORT_ECONOMY):
         return f"effort economy {economy!r}: use 0 (hold every pose) to {MAX_EFFORT_ECONOMY:g}"
     return None
 
 
 def output_fps_problem(fps) -> str | None:
-    lo, hi = OUTPUT_FPS_RANGE
-    if not (np.isfinite(fps) and lo <= fps <= hi):
-        return f"output frame rate {fps!r}: use {lo:g} to {hi:g} fps"
+    if not _within(fps, *OUTPUT_FPS_RANGE):
+        return f"output frame rate {fps!r}: use {OUTPUT_FPS_RANGE[0]:g} to {OUTPUT_FPS_RANGE[1]:g} fps"
     return None
 
 
