@@ -176,10 +176,7 @@ def urdf_text(plan: BodyPlan) -> str:
 
 @lru_cache(maxsize=1)
 def _default_urdf_text() -> str:
-    import pybullet_data
-
-    text = (Path(pybullet_data.getDataPath()) / proxy.URDF).read_text(encoding="latin-1")
-    return text[: text.index("</robot>") + len("</robot>")]     # the file ends in a stray NUL byte
+    return proxy.default_urdf_text()
 
 
 def _find(root, tag: str, name: str):

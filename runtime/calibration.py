@@ -12,7 +12,8 @@ import numpy as np
 from . import proxy
 from .body import Body
 from .clip import Clip
-from .limbs import LimbSimulator, limb_rate_for
+from .engine import limb_simulator
+from .limbs import limb_rate_for
 from .reference import Reference
 from .srb import SrbSettings, SrbSimulator
 
@@ -57,14 +58,14 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
 
 
 def take_strength(clip: Clip, source: Clip, ref: Reference, body: Body, settings, with_limbs: bool,
-                  plan=None, floor_stretches=None) -> np.ndarray:
+                  plan=None, floor_stretches=None, engine: str = "pybullet") -> np.ndarray:
     """calibrate_tau_max for a take: a fresh pass over ``ref`` (the take's own reference of
     ``source``, which plays ``clip``), the upper body simulated too when ``with_limbs``.  Loop
     cycles repeat, so two cycles tell as much as twenty: a looping source stops there.
     ``floor_stretches``: as calibrate_tau_max's (runtime.stretches)."""
     until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
-    limbs = (LimbSimulator(body.height, rate=limb_rate_for((settings or SrbSettings()).rate), mass=body.mass,
-                           plan=plan) if with_limbs else None)
+    limbs = (limb_simulator(engine, body.height, rate=limb_rate_for((settings or SrbSettings()).rate),
+                            mass=body.mass, plan=plan) if with_limbs else None)
     try:
         return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until, floor_stretches=floor_stretches)
     finally:

@@ -252,10 +252,8 @@ def _resample_irregular(clip: Clip, times: np.ndarray) -> Clip:
 
 
 def deepmimic_clip_path(name: str) -> Path:
-    """Path of a DeepMimic clip shipped in pybullet_data (e.g. "walk")."""
-    import pybullet_data
-
-    path = Path(pybullet_data.getDataPath()) / "data" / "motions" / f"humanoid3d_{name}.txt"
+    """Path of a DeepMimic clip (e.g. "walk"), as PyBullet's data ships them, kept in runtime/data."""
+    path = Path(__file__).resolve().parent / "data" / "motions" / f"humanoid3d_{name}.txt"
     if not path.exists():
         raise ClipError(f"no DeepMimic clip named {name!r}")
     return path

@@ -82,6 +82,10 @@ class Kinematics:
             self.p.disconnect(self.client)
             self.client = None
 
+    @property
+    def closed(self) -> bool:
+        return self.client is None
+
     def __enter__(self):
         return self
 
@@ -201,7 +205,7 @@ SHARED_CLIENTS = 4   # Kinematics kept open per thread (one per character size m
 _shared = threading.local()
 
 
-def shared(height: float = proxy.DEFAULT_HEIGHT, plan=None) -> Kinematics:
+def shared(height: float = proxy.DEFAULT_HEIGHT, plan=None, engine: str = "pybullet") -> Kinematics:
     """An open Kinematics for this height and proportions, kept for later calls in this thread
     (and process): don't close it.
 
@@ -212,10 +216,11 @@ def shared(height: float = proxy.DEFAULT_HEIGHT, plan=None) -> Kinematics:
     if getattr(_shared, "pid", None) != os.getpid():
         _shared.pid, _shared.clients = os.getpid(), {}
     clients = _shared.clients
-    key = (float(height), None if plan is None else plan.key())
+    key = (engine, float(height), None if plan is None else plan.key())
     kin = clients.pop(key, None)
-    if kin is None or kin.client is None:
-        kin = Kinematics(height, plan)
+    if kin is None or kin.closed:
+        from .engine import kinematics
+        kin = kinematics(engine, height, plan)
     clients[key] = kin                      # the most recently used last
     while len(clients) > SHARED_CLIENTS:
         clients.pop(next(iter(clients))).close()

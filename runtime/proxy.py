@@ -1,6 +1,6 @@
 """The simulated proxy humanoid's actuated joints: names, degrees of freedom, body regions.
 
-The default proxy is the DeepMimic humanoid shipped in ``pybullet_data`` (``humanoid/humanoid.urdf``):
+The default proxy is the DeepMimic humanoid (``runtime/data/humanoid.urdf``, as PyBullet's data ships it):
 spherical chest, neck, hips, ankles and shoulders, revolute knees and elbows, 28 actuated DoF.
 Every per-DoF array in ``runtime`` (fatigue state, torque limits, schedules) uses the order below.
 """
@@ -79,7 +79,7 @@ def dof_tau_max(joints: tuple[Joint, ...] = DEFAULT_JOINTS, scale: float = 1.0) 
 
 
 # --- the PyBullet body -------------------------------------------------------------------------
-URDF = "humanoid/humanoid.urdf"
+URDF_PATH = Path(__file__).resolve().parent / "data" / "humanoid.urdf"   # ships with the extension
 URDF_SCALE = 0.25          # the file is authored 4x; DeepMimic loads it at 0.25
 DEFAULT_MASS = 45.0        # kg, sum of the URDF's link masses
 DEFAULT_HEIGHT = 1.62      # m, sole to crown of the scaled URDF in its rest pose
@@ -95,6 +95,12 @@ NECK_ABOVE_CHEST_URDF = 0.895576
 FOOT_BELOW_ANKLE_URDF = 0.09
 
 
+def default_urdf_text() -> str:
+    """The default proxy's URDF (the file ends in a stray NUL byte, cut here)."""
+    text = URDF_PATH.read_text(encoding="latin-1")
+    return text[: text.index("</robot>") + len("</robot>")]
+
+
 def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = False,
               plan=None) -> tuple[int, dict[str, int]]:
     """Load the proxy into a PyBullet client, scaled to ``height``: the default one, or the one
@@ -104,10 +110,9 @@ def load_body(client: int, height: float = DEFAULT_HEIGHT, fixed_base: bool = Fa
     warnings on stdout from C; they are swallowed so CLI output stays readable.
     """
     import pybullet
-    import pybullet_data
 
     if plan is None:
-        path = Path(pybullet_data.getDataPath()) / URDF
+        path = URDF_PATH
     else:
         from .anthropometry import urdf_path
 

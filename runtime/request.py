@@ -71,6 +71,7 @@ class SimulationRequest:
     seconds: float | None = None
     hold: float = 0.0
     out_fps: float | None = None
+    engine: str = "auto"                       # runtime.engine: auto, pybullet or mujoco
 
     def simulate(self, progress: Callable[[float], None] | None = None,
                  cancel: Callable[[], bool] | None = None):
@@ -84,14 +85,15 @@ class SimulationRequest:
             policy = SrbPolicy.load(self.policy)
         return simulate(self.clip, self.schedule, mode=self.mode, height=self.height, mass=self.mass,
                         seconds=self.seconds, hold=self.hold, out_fps=self.out_fps, plan=self.plan,
-                        policy=policy, effort_economy=self.effort_economy, progress=progress, cancel=cancel)
+                        policy=policy, effort_economy=self.effort_economy, engine=self.engine,
+                        progress=progress, cancel=cancel)
 
     # -- the file a worker process reads ---------------------------------------------------------
     def write(self, path) -> None:
         """The request as one ``.npz`` (written to a temporary name, then renamed into place)."""
         clip, schedule = self.clip, self.schedule
         kwargs = {f.name: getattr(self, f.name) for f in fields(self)
-                  if f.name in ("policy", "effort_economy", "seconds", "out_fps") and getattr(self, f.name) is not None}
+                  if f.name in ("policy", "effort_economy", "seconds", "out_fps", "engine") and getattr(self, f.name) is not None}
         if self.hold:
             kwargs["hold"] = self.hold
         if self.plan is not None:

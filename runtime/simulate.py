@@ -14,11 +14,12 @@ from typing import Callable
 import numpy as np
 
 from . import calibration, control, floor, kinematics, pose_output, proxy, quat, srb, stretches
+from . import engine as engines
 from .articulated import QP_RATE
 from .effort import ECCENTRIC_STRENGTH
 from .request import effort_economy_problem, height_problem, mass_problem, output_fps_problem
 from .clip import Clip
-from .limbs import LimbSimulator, limb_rate_for, whole_steps
+from .limbs import limb_rate_for, whole_steps
 from .prepare import prepare
 from .policy import POLICY_RATE, attach
 from .anthropometry import BodyPlan
@@ -55,6 +56,7 @@ def simulate(
     plan: BodyPlan | None = None,
     policy=None,
     effort_economy: float | None = None,
+    engine: str | None = None,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -66,10 +68,18 @@ def simulate(
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
     (runtime.anthropometry; None: the default humanoid).  ``policy``: a runtime.policy.SrbPolicy
     that corrects foot placement and COM velocity (None: the Raibert rule alone).  ``effort_economy``:
-    how far tired joints (limbs, knees) yield to their loads (srb.SrbSettings.effort_economy; None: its default).  Deterministic: same inputs, bit-identical Take.
+    how far tired joints (limbs, knees) yield to their loads (srb.SrbSettings.effort_economy; None: its default).  ``engine``:
+    the physics engine (runtime.engine: "pybullet", "mujoco", or None / "auto": PyBullet where it
+    imports, else MuJoCo).  Deterministic: same inputs and engine, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
+    try:
+        engine = engines.resolve(engine)
+    except engines.EngineMissing as exc:
+        raise SimulationError(str(exc)) from None
+    if mode == "torque" and engine != "pybullet":
+        raise SimulationError("torque mode runs on PyBullet only: use --engine pybullet")
     problem = height_problem(height) or mass_problem(mass)
     if problem is None and effort_economy is not None:
         problem = effort_economy_problem(effort_economy)
@@ -94,7 +104,7 @@ def simulate(
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
     wall0 = _time.perf_counter()
-    prepared = prepare(source, kinematics.shared(height, plan), mass)
+    prepared = prepare(source, kinematics.shared(height, plan, engine), mass)
     ck, body, ref, support = prepared.ck, prepared.body, prepared.ref, prepared.support
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
@@ -105,7 +115,7 @@ def simulate(
     floor_loads = floor.static_torques(ck, ref.com_acc, support) if (floor_work or mixed) else None
     if tau_max is None and not floor_work:
         tau_max = calibration.take_strength(clip, source, ref, body, settings, simulate_limbs, plan,
-                                            (on_floor, floor_loads) if mixed else None)
+                                            (on_floor, floor_loads) if mixed else None, engine)
     elif tau_max is None:
         tau_max = calibration.floor_strength(body.tau_max, floor_loads)
     if tau_max is not None:
@@ -116,7 +126,7 @@ def simulate(
     limbs = None
     torque_mode = mode == "torque" and stretch_kind == "feet"
     if simulate_limbs and not torque_mode and not floor_work:
-        limbs = LimbSimulator(height, rate=limb_rate, mass=mass, plan=plan)
+        limbs = engines.limb_simulator(engine, height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     if floor_work:
         sim = floor.FloorSimulator(ref, body, floor_loads, model, settings)
@@ -128,13 +138,15 @@ def simulate(
     sim.need_torques = False
     whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
     notes = _notes(support, plan, settings, policy, torque_mode, floor_work, float(on_floor.mean()) if mixed else None)
+    notes["engine"] = engines.LABELS[engine]
 
-    # Everything below runs with PyBullet clients open: they close however it ends (a cancel too).
+    # Everything below runs with engine bodies open: they close however it ends (a cancel too).
     try:
         frames, held_up = _run(sim, whole, ref, hold, out_fps, progress, cancel, floor_work)
         wall = _time.perf_counter() - wall0
         take = _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall, whole)
         take.stats.update(support.shares())    # share of frames held up by each unseen support
+        take.engine = engine
         return take
     finally:
         if limbs is not None:
@@ -197,7 +209,7 @@ def _notes(support, plan, settings, policy, torque_mode: bool, floor_work: bool,
                            f"(tau_max; up to {ECCENTRIC_STRENGTH:g}x it while the body sinks onto the legs)",
         "orientation": "follows the reference's momentum-consistent orientation; the moment the "
                        "contacts could not supply is reported as residual_moment",
-        "arms_trunk_neck": ("PyBullet articulated upper body on the SRB pelvis, joint motors capped at "
+        "arms_trunk_neck": ("articulated upper body on the SRB pelvis, joint motors capped at "
                             "RC * tau_max per DoF: gravity makes weak joints sag"),
     }
     notes["proportions"] = ("default humanoid (DeepMimic proportions and masses, scaled to the height)"

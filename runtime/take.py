@@ -76,6 +76,7 @@ class Take:
     events: list[dict] = field(default_factory=list)   # Event.at(fps): {"time", "kind", "frame", "reason"?}
     notes: dict[str, str] = field(default_factory=dict)
     stats: dict[str, float] = field(default_factory=dict)
+    engine: str = ""                 # runtime.engine name that simulated it ("" before the engine was recorded)
 
     @property
     def frames(self) -> int:

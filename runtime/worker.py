@@ -49,7 +49,8 @@ def write_take(path, take: Take) -> None:
     arrays = {
         "meta": _json({"protocol": PROTOCOL, "mode": take.mode, "fps": float(take.fps), "clip_name": c.name,
                        "clip_fps": float(c.fps), "clip_loop": bool(c.loop), "joints": list(c.joints),
-                       "events": take.events, "notes": take.notes, "stats": take.stats}),
+                       "events": take.events, "notes": take.notes, "stats": take.stats,
+                       "engine": take.engine}),
         "root_pos": c.root_pos, "root_rot": c.root_rot, "joint_rots": c.joint_rots,
         "reference_time": take.reference_time, "torque": take.torque, "contacts": take.contacts,
         "residual_force": take.residual_force, "com": take.com,
@@ -70,7 +71,7 @@ def read_take(path) -> Take:
         return Take(mode=meta["mode"], fps=meta["fps"], clip=clip, reference_time=z["reference_time"],
                     fatigue={k: z["fatigue_" + k] for k in FATIGUE_FIELDS}, torque=z["torque"],
                     contacts=z["contacts"], residual_force=z["residual_force"], com=z["com"],
-                    events=meta["events"], notes=meta["notes"], stats=meta["stats"],
+                    events=meta["events"], notes=meta["notes"], stats=meta["stats"], engine=meta.get("engine", ""),
                     **{k: z[k] for k in ("tau_max", "strength") if k in z.files})
 
 
