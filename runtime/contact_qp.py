@@ -10,7 +10,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import quadprog
 
 from .body import Body, GRAVITY
 
@@ -82,6 +81,8 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
             G += settings.effort_weight * (scaled.T @ scaled)
         C = np.hstack([C, torque_rows.T, -torque_rows.T])
         lows = np.concatenate([lows, torque_bounds[:, 0], -torque_bounds[:, 1]])
+    import quadprog    # compiled wheel: imported when a take runs, never at register
+
     try:
         f = quadprog.solve_qp(G, a, C, lows, 0)[0]
     except ValueError:

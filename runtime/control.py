@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-import quadprog
 
 from . import pose_output, proxy, quat
 from .articulated import GRAVITY, SUBSTEPS, Articulated, LinkFrames
@@ -158,6 +157,8 @@ class TorqueController:
             lows.append(np.zeros(5 * nc))
         C = np.vstack(rows)
         lo = np.concatenate(lows)
+        import quadprog    # compiled wheel: imported when a take runs, never at register
+
         x = quadprog.solve_qp(G, g, C.T, lo, 0)[0]
         forces = mg * x[nv:].reshape(-1, 3)
         generalised = E @ x + h

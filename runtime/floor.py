@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import quadprog
 
 from . import kinematics, lowpass, proxy, quat
 from .clip import REVOLUTE_AXIS
@@ -312,6 +311,8 @@ def support_shares(points: np.ndarray, com: np.ndarray, weight: float) -> np.nda
     A = np.vstack([np.ones(n), (points - com).T])        # total; moment about the COM (x, y)
     b = np.array([1.0, 0.0, 0.0])
     G = A.T @ A + SHARE_REGULARISER * np.eye(n)
+    import quadprog    # compiled wheel: imported when a take runs, never at register
+
     f = quadprog.solve_qp(G, A.T @ b, np.eye(n), np.zeros(n), 0)[0]
     return np.maximum(f, 0.0) / scale
 
