@@ -1,4 +1,6 @@
-"""Where the simulation runs: in Blender's own Python, or in a worker process (runtime/worker.py).
+"""Where the simulation runs: in Blender's own Python, or in a worker process (runtime/worker.py)
+started with that same Python, for crash isolation.  Never a Python the user must install: the
+extension carries its physics engine (PyBullet on Linux / Python 3.11, MuJoCo everywhere) as wheels.
 
 No bpy here: the operator and the bake pick the backend (add-on preferences) and drive one of
 ``InProcessRun`` / ``WorkerRun`` through the same small interface, polled from a modal timer or
@@ -23,7 +25,8 @@ from pathlib import Path
 from .checks import BakeInputError
 
 ROOT = Path(__file__).resolve().parent.parent      # extension root: holds the ``runtime`` package
-WORKER_FIX = "set Worker Python in the add-on preferences (a Python 3.11 with numpy, pybullet and quadprog)"
+PLATFORM_FIX = "install the extension zip built for this platform"
+ENGINE_PREFERENCES = ("AUTO", "PYBULLET", "MUJOCO")   # add-on preference -> runtime.engine name (lower case)
 
 
 class BakeCancelled(BakeInputError):
@@ -31,27 +34,88 @@ class BakeCancelled(BakeInputError):
 
 
 class BackendError(BakeInputError):
-    """The simulation failed (SimulationError, worker died): one line for the user."""
+    """The simulation failed (SimulationError, worker died, no engine): one line for the user."""
 
 
-def pybullet_here() -> bool:
-    """Whether this Python can run the simulation itself."""
+def engine_name(preference) -> str:
+    """Add-on preference or option (AUTO / PYBULLET / MUJOCO, any case; None or "" = auto) ->
+    ``runtime.engine``'s name; BackendError names the choices for anything else."""
+    name = (preference or "auto").strip().lower()
+    if name.upper() not in ENGINE_PREFERENCES:
+        raise BackendError(f"unknown physics engine {preference!r}: use auto, pybullet or mujoco")
+    return name
+
+
+def simulation_here(engine: str = "auto") -> str:
+    """The engine this Python simulates ``engine`` (a preference) with: resolved, and it and
+    quadprog imported here.  BackendError with the fix when one of them does not import.
+    Imports compiled wheels: call it when a bake starts, never at register or draw time."""
+    from ..runtime import engine as engines
+
     try:
-        import pybullet  # noqa: F401
+        name = engines.resolve(engine)
+    except engines.EngineMissing as exc:
+        raise BackendError(str(exc)) from None
+    try:
         import quadprog  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    except Exception:          # a wheel for another Python or platform fails with more than ImportError
+        raise BackendError(f"quadprog (the contact solver) does not import in this Python: {PLATFORM_FIX}") from None
+    return name
 
 
-def choose(backend: str) -> str:
-    """Preference AUTO / IN_PROCESS / WORKER -> "IN_PROCESS" or "WORKER"."""
-    if backend == "AUTO":
-        return "IN_PROCESS" if pybullet_here() else "WORKER"
-    if backend == "IN_PROCESS" and not pybullet_here():
-        raise BackendError("pybullet does not import inside this Blender: set Simulation backend to "
-                           "Worker process in the add-on preferences")
-    return backend
+def choose(backend: str, engine: str = "auto") -> tuple[str, str]:
+    """Preferences (Simulation backend AUTO / IN_PROCESS / WORKER, Physics engine) -> (where,
+    engine): ("IN_PROCESS", resolved name) when the engine imports here, ("WORKER", name) for
+    crash isolation.  AUTO falls back to a worker only where Blender's own Python can simulate in
+    a fresh process (a library clash inside this one); otherwise BackendError says the fix."""
+    engine = engine_name(engine)
+    try:
+        name = simulation_here(engine)
+    except BackendError as exc:
+        if backend == "WORKER":
+            return "WORKER", engine           # worker_python() checks it there, in one line
+        if backend == "AUTO":
+            try:
+                worker_python(engine=engine)
+                return "WORKER", engine
+            except BackendError:
+                pass
+        raise exc from None
+    return ("WORKER" if backend == "WORKER" else "IN_PROCESS"), name
+
+
+_FOUND: dict = {}
+
+
+def engines_installed() -> tuple[str, ...]:
+    """Engines whose compiled modules are on sys.path, found without importing them (the panel
+    asks on every redraw; a wheel is imported only when a bake starts)."""
+    if "engines" not in _FOUND:
+        import importlib.util
+
+        found = []
+        try:
+            if importlib.util.find_spec("pybullet") is not None:
+                found.append("pybullet")
+            spec = importlib.util.find_spec("mujoco")     # the package's compiled core sits beside it
+            if spec is not None and any(any(Path(d).glob("_structs*")) for d in spec.submodule_search_locations or ()):
+                found.append("mujoco")
+        except (ImportError, ValueError):
+            pass
+        _FOUND["engines"] = tuple(found)
+    return _FOUND["engines"]
+
+
+def no_engine_note() -> str | None:
+    """What the panel says where no physics engine is installed (None where one is): the rig
+    tools work, the bake cannot."""
+    if engines_installed():
+        return None
+    import platform
+
+    if sys.platform == "win32" and platform.machine().lower() in ("arm64", "aarch64"):
+        return "No physics engine for Windows on ARM: bake in Blender for Windows x64 (it runs emulated)"
+    return f"No physics engine here: {PLATFORM_FIX}"
 
 
 # ============================================================================= in process
@@ -118,22 +182,25 @@ class InProcessRun:
 # ============================================================================= worker process
 
 _CHECKED: dict = {}
+WORKER_MODULES = ("numpy", "quadprog", "pybullet", "mujoco")
 
 
 def _module_dirs() -> list[str]:
-    """Folders holding numpy / pybullet / quadprog in THIS Python (passed to a worker of the same
-    Python: Blender adds extension wheels to sys.path at run time, a child process would not)."""
+    """Folders holding the simulation's modules in THIS Python, found without importing them
+    (passed to a worker of the same Python: Blender adds the extension's wheels to sys.path at
+    run time, a child process would not)."""
+    import importlib.util
+
     dirs = []
-    for name in ("numpy", "pybullet", "pybullet_data", "quadprog"):
+    for name in WORKER_MODULES:
         try:
-            mod = __import__(name)
-        except ImportError:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
             continue
-        f = getattr(mod, "__file__", None)
-        if not f:
+        if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
             continue
-        p = Path(f).resolve().parent
-        d = str(p.parent if p.name == name else p)
+        p = Path(spec.origin).resolve().parent                     # the package, or the folder of a module
+        d = str(p.parent if spec.submodule_search_locations else p)
         if d not in dirs:
             dirs.append(d)
     return dirs
@@ -152,32 +219,31 @@ def worker_env(python: str) -> dict:
     return env
 
 
-def worker_python(configured: str = "") -> str:
-    """The Python executable for the worker, checked once per path; BackendError names the fix."""
-    python = (configured or "").strip()
-    if python:
-        python = os.path.expanduser(python)
-        if os.path.isdir(python):
-            raise BackendError(f"Worker Python '{python}' is a directory, not a Python executable: {WORKER_FIX}")
-        if not os.path.exists(python):
-            found = shutil.which(python)
-            if not found:
-                raise BackendError(f"Worker Python '{python}' does not exist: {WORKER_FIX}")
-            python = found
-    else:
-        python = sys.executable
-        if not python or not os.path.exists(python) or "blender" in os.path.basename(python).lower():
-            raise BackendError(f"no Python to start the simulation worker with: {WORKER_FIX}")
-    key = (python, os.path.getmtime(python) if os.path.exists(python) else 0)
+def worker_python(python: str | None = None, engine: str = "auto") -> str:
+    """The Python the worker runs in: Blender's own (``sys.executable``, with the extension's
+    wheels on its path), never one the user must install; ``python`` is another executable to
+    check (tests).  Checked once per executable and engine: it must import numpy and quadprog and
+    resolve ``engine`` in a fresh process.  BackendError names the fix."""
+    python = python or sys.executable
+    if not python or not os.path.isfile(python) or "blender" in os.path.basename(python).lower():
+        raise BackendError(f"Blender's Python executable was not found ({python or 'none'}): set Simulation "
+                           f"backend to Automatic in the add-on preferences")
+    engine = engine_name(engine)
+    key = (python, os.path.getmtime(python), engine)
     if key not in _CHECKED:
+        probe = ("import numpy, quadprog\nfrom runtime import engine\n"
+                 f"try:\n    engine.resolve({engine!r})\nexcept engine.EngineMissing as exc:\n"
+                 "    print(exc)\n    raise SystemExit(3)\n")
         try:
-            res = subprocess.run([python, "-c", "import numpy, pybullet, quadprog"], env=worker_env(python),
-                                 capture_output=True, timeout=60)
-            _CHECKED[key] = res.returncode == 0
+            res = subprocess.run([python, "-c", probe], env=worker_env(python), cwd=str(ROOT),
+                                 capture_output=True, text=True, timeout=60)
+            _CHECKED[key] = (res.returncode == 0, res.stdout.strip().splitlines()[-1:] if res.returncode == 3 else [])
         except (OSError, subprocess.TimeoutExpired):
-            _CHECKED[key] = False
-    if not _CHECKED[key]:
-        raise BackendError(f"Python '{python}' cannot import numpy, pybullet and quadprog: {WORKER_FIX}")
+            _CHECKED[key] = (False, [])
+    ok, missing = _CHECKED[key]
+    if not ok:
+        why = missing[0] if missing else f"it cannot import numpy and quadprog: {PLATFORM_FIX}"
+        raise BackendError(f"the simulation worker ({python}) cannot simulate: {why}")
     return python
 
 
@@ -221,7 +287,7 @@ class WorkerRun:
         except OSError as exc:
             self._cleanup()
             raise BackendError(f"cannot start the simulation worker '{self.python}' ({exc.strerror or exc}): "
-                               f"{WORKER_FIX}") from None
+                               f"set Simulation backend to Automatic in the add-on preferences") from None
         self._heard = time.monotonic()
         threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True).start()
         threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True).start()
@@ -262,7 +328,7 @@ class WorkerRun:
             self._kill()
             self._result = ("error", f"the simulation worker was silent for {silent:.0f} s (limit {self.watchdog_s:g} s) "
                                      f"and was stopped; nothing was written: bake again, raise Worker watchdog in "
-                                     f"the add-on preferences for very long clips, or {WORKER_FIX}")
+                                     f"the add-on preferences for very long clips")
             self._cleanup()
             return self._result
         self.proc.wait()
@@ -298,7 +364,7 @@ class WorkerRun:
 
             log = failure.write_log("the simulation worker stopped\n\n" + "\n".join(self._stderr))
         return ("error", f"the simulation worker stopped ({how}{detail}); nothing was written: "
-                         f"bake again, or {WORKER_FIX}" + (f"; its output is in {log}" if log else ""))
+                         f"bake again" + (f"; its output is in {log}" if log else ""))
 
     def _kill(self):
         if self.proc is not None and self.proc.poll() is None:

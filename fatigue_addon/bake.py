@@ -55,6 +55,7 @@ class BakeJob:
     timings: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
     backend: str = "IN_PROCESS"
+    engine: str | None = None   # a script's or batch's engine option (None: the add-on preference)
     settings_curves: list = field(default_factory=list)   # snapshots of the keyed fatigue_settings curves
     take_name: str = ""         # the action to write (default <source>.fatigued)
     take_note: str = ""         # why the take is not under the name asked for ("" when it is)
@@ -80,6 +81,7 @@ class BakeOptions:
     foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
     effort_economy: float | None = None  # how far tired joints (limbs, knees) yield to their loads (0 = never)
     take_name: str | None = None     # the new action's name (default <source>.fatigued)
+    engine: str | None = None        # "auto", "pybullet" or "mujoco" (default: the add-on preference)
 
     def settings_overrides(self, settings) -> dict:
         """Fatigue-settings property -> value for this bake.  BakeInputError names a bad option."""
@@ -370,7 +372,8 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                    + list(plan.notes if plan is not None else ()),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
                    backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
-                   take_name=take_name, take_note=name_note or "")
+                   take_name=take_name, take_note=name_note or "",
+                   engine=backend.engine_name(options.engine) if options.engine is not None else None)
 
 
 def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, height: float, pelvis: float):
@@ -490,13 +493,15 @@ def body_plan(obj, settings, mapping: dict):
 
 
 def make_run(job: BakeJob, prefs=None, threaded: bool = True):
-    """The backend run for ``job`` following the preferences (``prefs``: backend, worker_python,
-    worker_watchdog)."""
-    choice = backend.choose(getattr(prefs, "backend", "AUTO") if prefs is not None else "AUTO")
+    """The backend run for ``job`` following the preferences (``prefs``: backend, engine,
+    worker_watchdog; a script's or batch's ``engine`` option wins over the preference).  The
+    engine is resolved here, before anything runs: a missing one is one line naming the fix."""
+    engine = job.engine or (getattr(prefs, "engine", "AUTO") if prefs is not None else "AUTO")
+    choice, name = backend.choose(getattr(prefs, "backend", "AUTO") if prefs is not None else "AUTO", engine)
     job.backend = choice
+    job.request = dataclasses.replace(job.request, engine=name)
     if choice == "WORKER":
-        python = backend.worker_python(getattr(prefs, "worker_python", "") if prefs is not None else "")
-        return backend.WorkerRun(job.request, python,
+        return backend.WorkerRun(job.request, backend.worker_python(engine=name),
                                  watchdog_s=float(getattr(prefs, "worker_watchdog", backend.WATCHDOG_S)))
     return backend.InProcessRun(job.request, threaded=threaded)
 
@@ -615,6 +620,13 @@ def write(context, job: BakeJob, take) -> dict:
     return report
 
 
+def engine_label(name: str) -> str:
+    """runtime.engine's name of the engine that ran -> its label (the panel and the batch say it)."""
+    from ..runtime.engine import LABELS
+
+    return LABELS.get(name, name or "unknown")
+
+
 def make_report(job: BakeJob, take, action, meshes) -> dict:
     rests = [e for e in take.events if e.get("kind") == "rest"]
     stopped = [e for e in take.events if e.get("kind") == "stopped"]
@@ -632,6 +644,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "foot_placement": take.notes.get("foot_placement", "Raibert rule"),
         "effort_economy": take.notes.get("effort_economy", ""),
         "backend": job.backend,
+        "engine": engine_label(take.engine),
         "source_frames": [job.frame_start, job.frame_end],
         "frames": int(take.frames),
         "take_frames": [job.frame_start, job.frame_start + int(take.frames) - 1],

@@ -1,8 +1,8 @@
-"""Add-on preferences: where the simulation runs.
+"""Add-on preferences: which physics engine simulates, and where.
 
-pybullet wheels exist only for Linux / CPython 3.11, so on other platforms (or when the user
-wants a simulator crash kept out of the Blender session) the bake runs in a worker process
-started with a separately configured Python that has numpy and pybullet.
+The extension carries its engines as wheels (PyBullet on Linux with Python 3.11, MuJoCo on every
+platform it ships for), so nothing here asks for another Python: the worker process, kept for
+crash isolation, runs Blender's own.
 """
 import bpy
 
@@ -12,22 +12,26 @@ from . import ADDON_ID
 class FatigueAddonPreferences(bpy.types.AddonPreferences):
     bl_idname = ADDON_ID
 
-    backend: bpy.props.EnumProperty(
-        name="Simulation backend",
+    engine: bpy.props.EnumProperty(
+        name="Physics engine",
         items=(
-            ("AUTO", "Automatic", "Inside Blender when pybullet imports here, otherwise a worker process"),
-            ("IN_PROCESS", "Inside Blender", "Simulate in Blender's own Python (needs pybullet in Blender)"),
-            ("WORKER", "Worker process", "Simulate in a separate Python process (safe from simulator crashes)"),
+            ("AUTO", "Automatic", "PyBullet where it is installed (Linux, Blender 4.2 to 5.0), else MuJoCo"),
+            ("PYBULLET", "PyBullet", "The proxy simulated in PyBullet (Linux x64 with Python 3.11 only)"),
+            ("MUJOCO", "MuJoCo", "The proxy simulated in MuJoCo (every platform the extension ships for)"),
         ),
         default="AUTO",
     )
-    worker_python: bpy.props.StringProperty(
-        name="Worker Python",
-        description="A Python 3.11 executable with numpy and pybullet installed, used for the worker process",
-        subtype="FILE_PATH",
-        default="",
+    backend: bpy.props.EnumProperty(
+        name="Simulation backend",
+        items=(
+            ("AUTO", "Automatic", "Inside Blender; a separate process only if the engine cannot load in this one"),
+            ("IN_PROCESS", "Inside Blender", "Simulate in Blender's own Python, in this process"),
+            ("WORKER", "Separate process",
+             "Simulate in a separate process of Blender's own Python: a simulator crash cannot take this "
+             "session down"),
+        ),
+        default="AUTO",
     )
-
     worker_watchdog: bpy.props.FloatProperty(
         name="Worker watchdog",
         description="Stop a worker process that reports no progress for this many seconds (hung or stalled)",
@@ -35,10 +39,17 @@ class FatigueAddonPreferences(bpy.types.AddonPreferences):
     )
 
     def draw(self, context):
+        from . import backend
+
         layout = self.layout
+        layout.prop(self, "engine")
+        note = backend.no_engine_note()
+        if note:
+            layout.label(text=note, icon="ERROR")
         layout.prop(self, "backend")
-        layout.prop(self, "worker_python")
-        layout.prop(self, "worker_watchdog")
+        row = layout.row()
+        row.active = self.backend != "IN_PROCESS"
+        row.prop(self, "worker_watchdog")
 
 
 classes = (FatigueAddonPreferences,)

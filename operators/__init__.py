@@ -258,6 +258,9 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
         description="How far tired joints (limbs, knees) yield to their loads (0 = never; default: the armature's setting)")
     take_name: bpy.props.StringProperty(
         name="Take name", options=_SCRIPT_ONLY, description="Name of the new action (default <action>.fatigued)")
+    engine: bpy.props.StringProperty(
+        name="Physics engine", options=_SCRIPT_ONLY,
+        description="auto, pybullet or mujoco (default: the add-on preference Physics engine)")
 
     _timer = None
     _run = None

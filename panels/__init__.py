@@ -77,9 +77,16 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
         status = context.window_manager.fatigue_bake_status
         if status:
             layout.label(text=status, icon="TIME")
+        from ..fatigue_addon import backend
+
+        note = backend.no_engine_note()      # found without importing a wheel: cheap on every redraw
         row = layout.row(align=True)
         row.scale_y = 1.4
+        row.enabled = note is None
         row.operator("fatigue.bake_take", icon="RENDER_ANIMATION")
+        if note:
+            layout.label(text=note, icon="ERROR")
+            layout.label(text="Detect Rig, Check Rig and the settings work here")
         row = layout.row(align=True)
         row.operator("fatigue.check_rig", icon="ARMATURE_DATA")
         if settings.baked_action is not None:
@@ -194,8 +201,8 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         for part, v in r["peak_fatigue"].items():
             box.label(text=f"{part.capitalize()}: {v:.0%}")
         t = r.get("timings", {})
-        layout.label(text=f"Blender {t.get('blender', 0):.2f} s, simulation {t.get('simulate', 0):.1f} s "
-                          f"({r.get('backend', '').replace('_', ' ').lower()})")
+        layout.label(text=f"Simulated on {r.get('engine', 'PyBullet')} ({r.get('backend', '').replace('_', ' ').lower()}): "
+                          f"{t.get('simulate', 0):.1f} s, Blender {t.get('blender', 0):.2f} s")
         for w in r.get("warnings", [])[:3]:
             layout.label(text=w, icon="ERROR")
 

@@ -1,8 +1,8 @@
 """Worker process for the bake: ``python -m runtime.worker REQUEST.npz TAKE.npz``.
 
-Blender starts this in a separate Python (add-on preferences: *Worker Python*, or Blender's own
-when it can import pybullet) so that a simulator crash cannot take an unsaved session down, and
-so platforms without a pybullet wheel for Blender's Python can still bake.  numpy + pybullet only.
+Blender starts this with its own Python (``sys.executable``, the extension's wheels on its path)
+when the add-on preferences ask for a separate process, so that a simulator crash cannot take an
+unsaved session down.  numpy, quadprog and a physics engine (runtime.engine) only.
 
 Protocol:
 * the request is an ``.npz`` written by ``runtime.request.SimulationRequest.write`` (Clip,

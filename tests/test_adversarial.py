@@ -301,9 +301,9 @@ def test_a_silent_worker_is_stopped_by_the_watchdog(registered_addon, tmp_path, 
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     assert backend.WATCHDOG_S == 120.0
     job = bake.prepare(bpy.context, obj)
-    prefs = SimpleNamespace(backend="WORKER", worker_python=_fake_python(tmp_path, "echo '@@progress 0.1'; exec sleep 300"),
-                            worker_watchdog=1.5)
-    run = bake.make_run(job, prefs)
+    assert bake.make_run(job, SimpleNamespace(backend="WORKER", worker_watchdog=7.0)).watchdog_s == 7.0   # the preference
+    run = backend.WorkerRun(job.request, backend.worker_python(_fake_python(tmp_path, "echo '@@progress 0.1'; exec sleep 300")),
+                            watchdog_s=1.5)
     with pytest.raises(backend.BackendError) as err:
         backend.run_sync(run)
     msg = str(err.value)
@@ -317,20 +317,27 @@ def test_a_killed_worker_says_why_without_pybullet_s_banner(registered_addon, tm
     obj, body, _ = walk_rig(seconds=1.0)
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     python = _fake_python(tmp_path, "echo 'pybullet build time: Nov 28 2023 23:51:11' >&2; kill -9 $$")
+    job = bake.prepare(bpy.context, obj)
     with pytest.raises(backend.BackendError) as err:
-        bake.bake(bpy.context, obj, prefs=type("P", (), {"backend": "WORKER", "worker_python": python})())
+        backend.run_sync(backend.WorkerRun(job.request, backend.worker_python(python)))
     msg = str(err.value)
-    assert msg.startswith("the simulation worker stopped (killed by signal 9); nothing was written: bake again, "
-                          "or set Worker Python"), msg
+    assert msg == "the simulation worker stopped (killed by signal 9); nothing was written: bake again", msg
     assert "pybullet build time" not in msg
     nothing_written(obj, body)
 
 
-def test_a_directory_as_worker_python_says_so(registered_addon, tmp_path):
+def test_a_worker_python_that_cannot_simulate_says_so(registered_addon, tmp_path):
+    """Blender's own Python runs the worker; one that is not an executable file, or cannot import
+    the engine, is refused in one line before anything starts."""
     backend = mod("fatigue_addon.backend")
-    with pytest.raises(backend.BackendError, match=f"Worker Python '{tmp_path}' is a directory, not a Python "
-                                                   "executable: set Worker Python in the add-on preferences"):
+    with pytest.raises(backend.BackendError, match=r"^Blender's Python executable was not found \("):
         backend.worker_python(str(tmp_path))
+    broken = tmp_path / "python3"
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    broken.chmod(0o755)
+    with pytest.raises(backend.BackendError, match=r"cannot simulate: it cannot import numpy and quadprog: install the "
+                                                   r"extension zip built for this platform$"):
+        backend.worker_python(str(broken))
 
 
 # ============================================================================= no traceback reaches a user

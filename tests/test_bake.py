@@ -646,7 +646,7 @@ def test_modal_path_progress_then_one_write(registered_addon, monkeypatch, backe
     obj, body, _ = walk_rig(seconds=3.0)
     tired(obj)
     ops = sys.modules[f"{ADDON}.operators"]
-    monkeypatch.setattr(ops, "_prefs", lambda context: SimpleNamespace(backend=backend_kind, worker_python=""))
+    monkeypatch.setattr(ops, "_prefs", lambda context: SimpleNamespace(backend=backend_kind))
     op, ctx, wm, reports = _modal_operator(obj)
     # under the bpy module (bpy.app.background, read-only) invoke falls back to execute, so the
     # modal set-up that invoke does is repeated here and modal() is driven with timer events
@@ -678,7 +678,7 @@ def test_modal_esc_cancels_and_writes_nothing(registered_addon):
     bake = mod("fatigue_addon.bake")
     op, ctx, wm, reports = _modal_operator(obj)
     op._job = bake.prepare(bpy.context, obj)
-    op._run = bake.make_run(op._job, SimpleNamespace(backend="WORKER", worker_python=""), threaded=True)
+    op._run = bake.make_run(op._job, SimpleNamespace(backend="WORKER"), threaded=True)
     op._run.start()
     op._t0 = time.perf_counter()
     assert op.modal(ctx, SimpleNamespace(type="MOUSEMOVE")) == {"PASS_THROUGH"}

@@ -270,7 +270,7 @@ def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(r
     inline = backend.run_sync(backend.InProcessRun(job.request, threaded=False))
     from types import SimpleNamespace
 
-    run = bake.make_run(job, SimpleNamespace(backend="WORKER", worker_python=""), threaded=False)
+    run = bake.make_run(job, SimpleNamespace(backend="WORKER"), threaded=False)
     assert isinstance(run, backend.WorkerRun)
     worker = backend.run_sync(run)
     assert np.array_equal(inline.clip.joint_rots, worker.clip.joint_rots)
@@ -295,7 +295,7 @@ def test_effort_economy_reaches_the_simulation_in_both_backends_and_the_file_kee
     inline = backend.run_sync(backend.InProcessRun(job.request, threaded=False))
     from types import SimpleNamespace
 
-    run = bake.make_run(job, SimpleNamespace(backend="WORKER", worker_python=""), threaded=False)
+    run = bake.make_run(job, SimpleNamespace(backend="WORKER"), threaded=False)
     worker = backend.run_sync(run)
     assert np.array_equal(inline.clip.joint_rots, worker.clip.joint_rots)
     assert worker.notes["effort_economy"].startswith("3:")

@@ -35,7 +35,7 @@ from runtime.srb import MAX_EFFORT_ECONOMY  # noqa: E402
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
 SUMMARY_FIELDS = ("file", "out_file", "variant", "armature", "action", "out_action", "frames", "take_frames",
-                  "mode", "support", "seconds_sim", "realtime_x", "duration_stretch", "peak_fatigue_by_region",
+                  "mode", "engine", "support", "seconds_sim", "realtime_x", "duration_stretch", "peak_fatigue_by_region",
                   "residual_force_bw_mean", "fell", "fall_frame", "finished", "behind_source_m", "rests", "wall_s", "status",
                   "error", "log", "warnings")
 
@@ -72,6 +72,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--effort-economy", type=float,
                     help=f"how far tired joints (limbs, knees) yield to their loads: 0 never .. 1 default .. {MAX_EFFORT_ECONOMY:g} "
                          "(default: the file's setting)")
+    ap.add_argument("--engine", choices=("auto", "pybullet", "mujoco"),
+                    help="physics engine (default auto: PyBullet where it imports, else MuJoCo)")
     ap.add_argument("--summary", type=Path, help="write a JSON summary of every take here")
     ap.add_argument("--jobs", type=int, default=1, help="takes baked in parallel processes (default 1)")
     ap.add_argument("--timeout", type=float, help="stop a take that runs longer than this many seconds")
@@ -155,6 +157,12 @@ def plan(args) -> list[dict]:
     _positive("--effort-economy", args.effort_economy, 0.0, MAX_EFFORT_ECONOMY, lo_open=False)
     if args.mode == "torque":
         raise UsageError("--mode torque: torque mode is not available for baking yet: use --mode srb")
+    if args.engine is not None:
+        from runtime import engine     # the takes run in this same Python: a missing engine fails here, once
+        try:
+            engine.resolve(args.engine)
+        except engine.EngineMissing as exc:
+            raise UsageError(f"--engine {args.engine}: {exc}") from None
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
     _positive("--timeout", args.timeout)
@@ -201,6 +209,7 @@ def plan(args) -> list[dict]:
     base = {"armature": args.armature, "action": args.action, "frame_start": frame_start, "frame_end": frame_end,
             "preset": args.preset, "fitness": args.fitness, "time_scale": args.time_scale, "mode": args.mode,
             "foot_placement": args.foot_placement, "effort_economy": args.effort_economy, "timeout": args.timeout,
+            "engine": args.engine,
             **rates}
     chains = []
     for src, dst in zip(inputs, outs):
@@ -288,7 +297,7 @@ def _describe(r: dict) -> str:
     peak = max((r.get("peak_fatigue_by_region") or {"-": 0.0}).items(), key=lambda kv: kv[1])
     return (f"{name}: '{r['out_action']}' {r['take_frames'][1] - r['take_frames'][0] + 1} frames, "
             f"x{r['duration_stretch']:.2f} tempo, peak fatigue {peak[1]:.0%} ({peak[0]}), "
-            f"{r['realtime_x']:.1f}x real time"
+            f"{r['realtime_x']:.1f}x real time on {r['engine']}"
             + ((f", FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else ", FELL")
                if r.get("fell") else "")
             + ("" if r.get("finished", True) else ", UNFINISHED: too tired to play the whole source"))
@@ -364,7 +373,7 @@ def bake_one(spec: dict) -> dict:
         return result
     result["armature"] = armature
     kwargs = {k: spec[k] for k in ("action", "frame_start", "frame_end", "preset", "fitness", "F", "R", "r",
-                                   "time_scale", "mode", "foot_placement", "effort_economy")
+                                   "time_scale", "mode", "foot_placement", "effort_economy", "engine")
               if spec.get(k) is not None}
     obj = bpy.data.objects[armature]
     if spec.get("variant"):
@@ -404,7 +413,7 @@ def bake_one(spec: dict) -> dict:
         return result
     result.update(
         status="ok", action=report["source"], out_action=report["action"], frames=report["source_frames"],
-        take_frames=report["take_frames"], mode=report["mode"], support=report.get("support"),
+        take_frames=report["take_frames"], mode=report["mode"], engine=report.get("engine"), support=report.get("support"),
         seconds_sim=report["seconds_sim"],
         realtime_x=report["realtime_x"], duration_stretch=report["duration_stretch"],
         peak_fatigue_by_region=report["peak_fatigue_by_region"],
