@@ -1,8 +1,9 @@
 """Validate and build the extension zips with Blender's own extension CLI (shipped in the bpy wheel).
 
-The pybullet wheel the manifest names is fetched into wheels/ first (PyPI has it for Linux /
-CPython 3.11 only); ``--split-platforms`` then gives one zip per platform, the Linux one carrying
-the wheel, the others relying on the worker process.
+The wheels the manifest names are fetched into wheels/ first (gitignored; pinned by their file
+names: one per engine, Python and platform), each for the Python its file name says (cp311 for
+Blender 4.2-5.0, cp313 for 5.1 on); ``--split-platforms`` then gives one zip per platform carrying
+that platform's wheels for both Pythons.  Blender installs those of its own Python.
 """
 from __future__ import annotations
 
@@ -34,19 +35,30 @@ def manifest_wheels(root: Path = ROOT) -> list[str]:
     return re.findall(r'"([^"]+\.whl)"', block.group(1)) if block else []
 
 
+def wheel_target(filename: str) -> tuple[str, str, str | None, str | None]:
+    """(distribution, version, pip platform, Python version) of a wheel's file name; the last two
+    are None for a pure-Python wheel (``py3-none-any``), which pip fetches as it is."""
+    parts = filename[:-len(".whl")].split("-")
+    name, version, python_tag, platform_tag = parts[0], parts[1], parts[-3], parts[-1]
+    if platform_tag == "any":
+        return name, version, None, None
+    if not (python_tag.startswith("cp3") and python_tag[3:].isdigit()):
+        raise SystemExit(f"build: cannot tell the Python of {filename} (python tag {python_tag})")
+    return name, version, platform_tag.split(".")[0], f"3.{python_tag[3:]}"
+
+
 def fetch_wheels(root: Path = ROOT) -> None:
     """Download every wheel the manifest names that is not in wheels/ yet (pinned by file name)."""
     for rel in manifest_wheels(root):
         target = root / rel
         if target.exists():
             continue
-        name, version = target.name.split("-")[:2]
-        platform = target.name[:-len(".whl")].split("-")[-1].split(".")[0]   # first platform tag
+        name, version, platform, python = wheel_target(target.name)
         target.parent.mkdir(parents=True, exist_ok=True)
+        where = ["--platform", platform, "--python-version", python] if platform else []
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-             "--platform", platform, "--python-version", "3.11",
-             "-d", str(target.parent), f"{name}=={version}"],
+            [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+             "--only-binary", ":all:", *where, "-d", str(target.parent), f"{name}=={version}"],
             check=True,
         )
         if not target.exists():
