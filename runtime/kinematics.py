@@ -55,7 +55,8 @@ class ClipKinematics:
 
 
 class Kinematics:
-    """A PyBullet DIRECT client holding one proxy body used only for kinematic queries."""
+    """A PyBullet DIRECT client holding one proxy body used only for kinematic queries (the
+    MuJoCo one, runtime.mujoco_proxy.MujocoKinematics, answers the same questions)."""
 
     def __init__(self, height: float = proxy.DEFAULT_HEIGHT, plan=None):
         import pybullet
@@ -149,29 +150,35 @@ class Kinematics:
                     dist[k] = pt[8]
         return np.array(dist)
 
-    def analyse(self, clip: Clip) -> ClipKinematics:
-        """Link frames, COM, soles, floor level and contacts for every frame of ``clip``."""
-        T = clip.frames
-        L = len(self.link_index)
-        link_pos = np.empty((T, L, 3))
-        link_rot = np.empty((T, L, 4))
-        joint_pos = np.empty((T, L, 3))
-        sole = np.empty((T, 2, 4, 3))
+    def _pose_frames(self, clip: Clip, below: float, span: float, link_pos: np.ndarray, link_rot: np.ndarray,
+                     joint_pos: np.ndarray, above_plane: np.ndarray) -> None:
+        """Fill, for every frame of ``clip``: link COM positions and rotations, joint centres, and
+        each link's distance to the plane z = ``below`` (capped at ``span``)."""
         root_pos, root_rot = clip.root_pos.tolist(), clip.root_rot.tolist()
         values = self._joint_values(clip.joint_rots)
         p, c, body, links = self.p, self.client, self.body, self.link_index
-        # Each link's height above a plane well below the clip, measured in the same pass as the
-        # link frames (the floor is found from them later; a plane's distances only shift).
-        below = float(clip.root_pos[:, 2].min()) - 2.0 * self.scale
-        span = float(np.ptp(clip.root_pos[:, 2])) + 4.0 * self.scale
-        above_plane = np.empty((T, L))
-        for t in range(T):
+        for t in range(clip.frames):
             self._set_pose_values(root_pos[t], root_rot[t], values[t])
             states = p.getLinkStates(body, links, physicsClientId=c)
             link_pos[t] = [s[0] for s in states]
             link_rot[t] = [s[1] for s in states]
             joint_pos[t] = [s[4] for s in states]
             above_plane[t] = self._distances_to_floor(below, span)
+
+    def analyse(self, clip: Clip) -> ClipKinematics:
+        """Link frames, COM, soles, floor level and contacts for every frame of ``clip``."""
+        T = clip.frames
+        L = len(self.link_names)
+        link_pos = np.empty((T, L, 3))
+        link_rot = np.empty((T, L, 4))
+        joint_pos = np.empty((T, L, 3))
+        sole = np.empty((T, 2, 4, 3))
+        # Each link's height above a plane well below the clip, measured in the same pass as the
+        # link frames (the floor is found from them later; a plane's distances only shift).
+        below = float(clip.root_pos[:, 2].min()) - 2.0 * self.scale
+        span = float(np.ptp(clip.root_pos[:, 2])) + 4.0 * self.scale
+        above_plane = np.empty((T, L))
+        self._pose_frames(clip, below, span, link_pos, link_rot, joint_pos, above_plane)
         for k, name in enumerate(proxy.FOOT_LINKS):
             j = self.link_names.index(name)
             sole[:, k] = link_pos[:, j, None] + quat.rotate(link_rot[:, j, None], self._sole[None])

@@ -199,10 +199,6 @@ class LimbSimulator:
         ``caps`` (limb DoFs, in self.dofs order).  ``give`` (radians per limb DoF, in the joint's
         own axes, like the torques) turns each target that far: how much a tired joint yields to
         its load (see effort.LimbGive).  Returns the mean applied torque per limb DoF."""
-        p, c = self.p, self.client
-        p.resetBasePositionAndOrientation(self.body, _floats(root_pos), _floats(root_rot), physicsClientId=c)
-        a0, a1, a2 = _floats(root_acc)
-        p.setGravity(0.0 - a0, 0.0 - a1, -9.81 - a2, physicsClientId=c)
         # Python lists throughout (the same numbers as the per-joint numpy slices, cheaper).
         slots = self.joint_slots
         source_q = np.asarray(targets)[slots]
@@ -227,13 +223,27 @@ class LimbSimulator:
                 velocities.append([w[2]])
                 forces.append([cap[k]])
                 k += 1
+        substeps = max(1, int(round(duration / self.dt)))
+        applied = self._advance(root_pos, root_rot, root_acc, positions, velocities, forces, limits, substeps)
+        self._last = np.array(applied) / substeps
+        return self._last
+
+    def _advance(self, root_pos, root_rot, root_acc, positions: list, velocities: list, forces: list,
+                 limits: list[float], substeps: int) -> list[float]:
+        """``substeps`` engine steps with the pelvis at (root_pos, root_rot) accelerating at
+        ``root_acc``, the motors driving to ``positions`` / ``velocities`` (per joint: a quaternion
+        and a local angular velocity, or a hinge angle and rate) within ``forces``; returns the
+        torque each motor applied, summed over the substeps, per limb DoF."""
+        p, c = self.p, self.client
+        p.resetBasePositionAndOrientation(self.body, _floats(root_pos), _floats(root_rot), physicsClientId=c)
+        a0, a1, a2 = _floats(root_acc)
+        p.setGravity(0.0 - a0, 0.0 - a1, -9.81 - a2, physicsClientId=c)
         n = len(positions)
         p.setJointMotorControlMultiDofArray(
             self.body, self.joint_index, p.POSITION_CONTROL, targetPositions=positions,
             targetVelocities=velocities,
             positionGains=[POSITION_GAIN] * n, velocityGains=[VELOCITY_GAIN] * n,
             forces=forces, physicsClientId=c)
-        substeps = max(1, int(round(duration / self.dt)))
         applied = [0.0] * len(self.dofs)
         root_q = _floats(root_rot)
         for _ in range(substeps):
@@ -243,8 +253,7 @@ class LimbSimulator:
             now = [v for st in states for v in st[3]]
             applied = [a + b for a, b in zip(applied, now)]
             self._stop_state = [(states[stop.slot][0], states[stop.slot][1]) for stop in self._stops]
-        self._last = np.array(applied) / substeps
-        return self._last
+        return applied
 
     def _stop_limits(self, source_q: list) -> list[float]:
         """Each stop's range for this step: the anatomical one, or past a source pose beyond it."""

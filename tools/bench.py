@@ -52,12 +52,12 @@ def condition_schedule(condition: str, fps: float = 30.0) -> schedule.FatigueSch
     raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
 
 
-def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=None, policy=None):
+def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=None, policy=None, engine=None):
     sched = condition_schedule(condition)
     # Non-looping clips play to their end, then hold the last pose for the rest of the run.
     hold = 0.0 if clip.loop else max(1.0, seconds - clip.duration)
     take = simulate.simulate(clip, sched, mode=mode, seconds=seconds, hold=hold, out_fps=30.0, push=push,
-                             policy=policy)
+                             policy=policy, engine=engine)
     return take
 
 
@@ -88,23 +88,24 @@ def measure(clip: clips.Clip, take, condition: str) -> dict:
     }
 
 
-def clip_balance(clip: clips.Clip, seconds: float) -> dict:
+def clip_balance(clip: clips.Clip, seconds: float, engine: str = "pybullet") -> dict:
     """balance.report of the source the runs play (whether flat feet can carry it as given);
     None for floor work, which hands, knees or back carry."""
     source = clip.repeated(seconds) if clip.loop else clip
-    prepared = prepare(source, kinematics.shared(proxy.DEFAULT_HEIGHT), proxy.DEFAULT_MASS)
+    prepared = prepare(source, kinematics.shared(proxy.DEFAULT_HEIGHT, engine=engine), proxy.DEFAULT_MASS)
     report = balance.report(prepared.ref, prepared.body)
     if prepared.support.floor_work:
         report = dict.fromkeys(report)
     return report
 
 
-def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str, policy=None) -> float:
+def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str, policy=None, engine=None) -> float:
     """Largest lateral push (N, 0.2 s at mid-clip) the character survives."""
     mid = 0.5 * (seconds if clip.loop else clip.duration)
     best = 0.0
     for force in PUSH_FORCES:
-        take = run_one(clip, condition, seconds, mode, push=(mid, 0.2, np.array([0.0, force, 0.0])), policy=policy)
+        take = run_one(clip, condition, seconds, mode, push=(mid, 0.2, np.array([0.0, force, 0.0])), policy=policy,
+                       engine=engine)
         if take.fell:
             break
         best = force
@@ -112,20 +113,24 @@ def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str, polic
 
 
 def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path | None = None,
-          log=print, conditions=CONDITIONS, policy=None) -> dict:
-    """Every clip in every condition; the fatigued ones are compared with fresh (always run)."""
+          log=print, conditions=CONDITIONS, policy=None, engine: str | None = None) -> dict:
+    """Every clip in every condition; the fatigued ones are compared with fresh (always run).
+    ``engine``: runtime.engine's name (None: automatic)."""
+    from runtime import engine as engines
+
+    engine = engines.resolve(engine)
     conditions = ("fresh",) + tuple(c for c in conditions if c != "fresh")
     runs = []
     for name in names:
         clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
         measured = {}
         takes = {}
-        source_balance = clip_balance(clip, seconds)
+        source_balance = clip_balance(clip, seconds, engine)
         for condition in conditions:
-            take = takes[condition] = run_one(clip, condition, seconds, mode, policy=policy)
+            take = takes[condition] = run_one(clip, condition, seconds, mode, policy=policy, engine=engine)
             measured[condition] = measure(clip, take, condition) | source_balance
             if pushes:
-                measured[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode, policy)
+                measured[condition]["push_survived_n"] = push_test(clip, condition, seconds, mode, policy, engine)
         fresh = measured["fresh"]
         for condition in conditions[1:]:
             run = measured[condition]
@@ -141,7 +146,7 @@ def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path
                 del run[key]
             runs.append(run)
             log(_row(run))
-    return {"mode": mode, "seconds": seconds, "policy": policy.name if policy is not None else None,
+    return {"mode": mode, "engine": engine, "seconds": seconds, "policy": policy.name if policy is not None else None,
             "tired": {"fitness": TIRED_FITNESS, "time_scale": TIRED_TIME_SCALE},
             "moderate": {"preset": MODERATE.name, "fitness": MODERATE.fitness, "time_scale": MODERATE.time_scale},
             "runs": runs, "summary": _summary(runs)}
@@ -202,6 +207,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--policy", type=Path, metavar="NPZ", help="SRB policy to run (default: none, the rule alone)")
     ap.add_argument("--push", action="store_true", help="also find the largest survived lateral push")
     ap.add_argument("--plots", type=Path, metavar="DIR", help="write stick-figure strips and fatigue plots here")
+    ap.add_argument("--engine", default="auto",
+                    help="physics engine: auto (PyBullet where it imports, else MuJoCo), pybullet, mujoco, or "
+                         "pybullet,mujoco: both side by side in one run, with their parity table")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.clips.split(",") if n.strip()]
     unknown = [n for n in names if n not in clips.DEEPMIMIC_CLIPS]
@@ -224,13 +232,25 @@ def main(argv: list[str]) -> int:
         except PolicyError as exc:
             print(f"fatigue: {exc}", file=sys.stderr)
             return 2
+    from runtime import engine as engines
+
+    wanted = [e.strip() for e in args.engine.split(",") if e.strip()] or ["auto"]
+    try:
+        wanted = [engines.resolve(e) for e in wanted]
+    except engines.EngineMissing as exc:
+        print(f"fatigue: {exc}", file=sys.stderr)
+        return 2
+    if len(wanted) > 1:
+        import parity
+        return parity.main(names, args.seconds, args.mode, conditions, wanted, args.json)
     t0 = time.perf_counter()
-    result = bench(names, args.seconds, args.mode, args.push, args.plots, conditions=conditions, policy=policy)
+    result = bench(names, args.seconds, args.mode, args.push, args.plots, conditions=conditions, policy=policy,
+                   engine=wanted[0])
     result["wall_seconds"] = time.perf_counter() - t0
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
     for condition, s in result["summary"].items():
-        print(f"{condition}: {s['survived']}/{s['runs']} survived, median root error {s['root_err_m_median']:.3f} m, "
+        print(f"{condition} ({engines.LABELS[wanted[0]]}): {s['survived']}/{s['runs']} survived, median root error {s['root_err_m_median']:.3f} m, "
               f"joint error {s['joint_err_deg_median']:.1f} deg, {s['realtime_x_median']:.0f}x real time")
     print(f"wrote {args.json} ({result['wall_seconds']:.0f} s)")
     return 0

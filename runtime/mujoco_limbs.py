@@ -1,0 +1,208 @@
+"""The fatigue-bounded upper body (runtime.limbs) in MuJoCo.
+
+Same body, same targets, caps, yielding and passive end of range as the PyBullet LimbSimulator;
+what differs is only how the engine is driven:
+
+* the pelvis is welded to the model's world, and the pelvis's rotation and acceleration enter as
+  gravity in the pelvis frame (R^T (g - a)): the same non-inertial frame PyBullet's teleported,
+  fixed base gives;
+* the motors are PyBullet's position motors with unit gains: each step, every DoF asks for a
+  velocity (hinges: the one that reaches the target at the next step, error / dt + target rate;
+  ball joints: BALL_ERP of the error per step), and the impulses that give it are found by
+  SOLVER_ITERATIONS sweeps of projected Gauss-Seidel from zero within each DoF's cap (+-cap dt),
+  as PyBullet's solver does; MuJoCo then integrates with those torques applied and its own elbow
+  range limits.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from . import proxy, quat
+from .body_description import proxy_links
+from .limbs import LIMB_JOINTS, PASSIVE_DAMPING, PASSIVE_RANGE, PASSIVE_SAG, SOLVER_ITERATIONS, LimbSimulator
+from .limbs import PassiveStop, _axis_angle
+from .mujoco_proxy import GRAVITY, mjcf
+
+HANDS = ("right_wrist", "left_wrist", "neck")
+# PyBullet's ball-joint motor (measured: one step from rest, unit gains) closes this share of its
+# angle error per step and ignores the target rate; its hinge motor asks for error / dt + rate.
+BALL_ERP = 0.2
+
+
+def _rotvec(x: float, y: float, z: float, w: float) -> tuple[float, float, float]:
+    """Rotation vector of a unit quaternion, the short way round."""
+    if w < 0.0:
+        x, y, z, w = -x, -y, -z, -w
+    s = math.sqrt(x * x + y * y + z * z)
+    if s < 1e-12:
+        return 2.0 * x, 2.0 * y, 2.0 * z
+    k = 2.0 * math.atan2(s, w) / s
+    return x * k, y * k, z * k
+
+
+class MujocoLimbSimulator(LimbSimulator):
+    """LimbSimulator on MuJoCo (see the module's docstring for what differs)."""
+
+    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0, mass: float = proxy.DEFAULT_MASS,
+                 plan=None):
+        import mujoco
+
+        self._mj = mujoco
+        ratio = mass / proxy.DEFAULT_MASS
+        links = tuple(replace(link, mass=link.mass * ratio, inertia=link.inertia * ratio)
+                      for link in proxy_links(height, plan))
+        self.dt = 1.0 / rate
+        self.model = mujoco.MjModel.from_xml_string(mjcf(links, free_base=False, keep=set(HANDS), dt=self.dt))
+        self.data = mujoco.MjData(self.model)
+        m = self.model
+        self.client = True
+        names = [j.name for j in proxy.DEFAULT_JOINTS]
+        offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
+        self.spherical = [proxy.DEFAULT_JOINTS[names.index(n)].dofs == 3 for n in LIMB_JOINTS]
+        self.dofs = np.concatenate([np.arange(offsets[names.index(n)], offsets[names.index(n) + 1])
+                                    for n in LIMB_JOINTS])
+        self.joint_slots = [names.index(n) for n in LIMB_JOINTS]
+        self._qpos_at = [int(m.jnt_qposadr[m.joint(n).id]) for n in LIMB_JOINTS]
+        self._dof_at = np.concatenate([np.arange(m.jnt_dofadr[m.joint(n).id], m.jnt_dofadr[m.joint(n).id]
+                                                 + (3 if sph else 1))
+                                       for n, sph in zip(LIMB_JOINTS, self.spherical)])
+        self._last = np.zeros(len(self.dofs))
+        self._M = np.zeros((m.nv, m.nv))
+        mujoco.mj_forward(m, self.data)
+        self._stops = self._passive_stops_mj()
+        self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
+
+    def _passive_stops_mj(self) -> list[PassiveStop]:
+        """LimbSimulator._passive_stops from MuJoCo's rest-pose frames (same formula)."""
+        m, d = self.model, self.data
+        stops: list[PassiveStop] = []
+        for name, limit in PASSIVE_RANGE.items():
+            link = m.body(name).id
+            beyond = [b for b in range(1, m.nbody) if self._descends_mj(b, link)]
+            pivot = d.xpos[link]
+            masses = m.body_mass[beyond]
+            centres = d.xipos[beyond] - pivot
+            total = float(masses.sum())
+            arm = float(np.linalg.norm(masses @ centres) / total)
+            inertia = float(masses @ np.einsum("ij,ij->i", centres, centres))
+            stiffness = total * 9.81 * arm / PASSIVE_SAG
+            up = int(m.body_parentid[link])
+            up_stop = next((i for i, stop in enumerate(stops) if stop.link == up), None)
+            stops.append(PassiveStop(
+                slot=LIMB_JOINTS.index(name), link=link, parent=up, parent_stop=up_stop,
+                range=limit, stiffness=stiffness, damping=PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
+        return stops
+
+    def _descends_mj(self, b: int, link: int) -> bool:
+        while b > 0:
+            if b == link:
+                return True
+            b = int(self.model.body_parentid[b])
+        return False
+
+    def close(self) -> None:
+        self.client = None
+
+    def reset(self, root_pos, root_rot, joint_rots) -> None:
+        d = self.data
+        d.qvel[:] = 0.0
+        for adr, slot, sph in zip(self._qpos_at, self.joint_slots, self.spherical):
+            q = np.asarray(joint_rots[slot], dtype=float)
+            if sph:
+                d.qpos[adr:adr + 4] = (q[3], q[0], q[1], q[2])
+            else:
+                d.qpos[adr] = 2.0 * math.atan2(q[2], q[3])
+        self._stop_state = [(list(map(float, joint_rots[self.joint_slots[stop.slot]])), [0.0, 0.0, 0.0])
+                            for stop in self._stops]
+
+    def _joint_state(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """Joint ``slot``'s rotation (x, y, z, w) and local angular velocity, as PyBullet reports them."""
+        d, m = self.data, self.model
+        adr = self._qpos_at[slot]
+        dof = int(m.jnt_dofadr[m.joint(LIMB_JOINTS[slot]).id])
+        if self.spherical[slot]:
+            w, x, y, z = d.qpos[adr:adr + 4]
+            return np.array([x, y, z, w]), d.qvel[dof:dof + 3].copy()
+        a = float(d.qpos[adr])
+        return np.array([0.0, 0.0, math.sin(0.5 * a), math.cos(0.5 * a)]), np.array([0.0, 0.0, d.qvel[dof]])
+
+    def _goal_velocity(self, positions: list, velocities: list) -> np.ndarray:
+        """Per limb DoF: the rate each motor asks for (see the module's docstring)."""
+        qpos = self.data.qpos
+        goal = []
+        scale = BALL_ERP / self.dt
+        for adr, q, w, sph in zip(self._qpos_at, positions, velocities, self.spherical):
+            if sph:
+                cw, cx, cy, cz = qpos[adr:adr + 4].tolist()
+                tx, ty, tz, tw = q
+                # current^-1 * target, then its rotation vector (the short way round)
+                ex = cw * tx - cx * tw - cy * tz + cz * ty
+                ey = cw * ty - cy * tw - cz * tx + cx * tz
+                ez = cw * tz - cz * tw - cx * ty + cy * tx
+                ew = cw * tw + cx * tx + cy * ty + cz * tz
+                goal.extend(v * scale for v in _rotvec(ex, ey, ez, ew))
+            else:
+                goal.append(w[0] + (q[0] - float(qpos[adr])) / self.dt)
+        return np.array(goal)
+
+    def _advance(self, root_pos, root_rot, root_acc, positions, velocities, forces, limits, substeps):
+        mj, m, d = self._mj, self.model, self.data
+        R = quat.to_matrix(np.asarray(root_rot, dtype=float))
+        m.opt.gravity[:] = R.T @ (np.array([0.0, 0.0, -GRAVITY]) - np.asarray(root_acc, dtype=float))
+        caps = np.array([f for per_joint in forces for f in per_joint]) * self.dt     # impulse bounds
+        applied = np.zeros(len(self.dofs))
+        dofs = self._dof_at
+        for _ in range(substeps):
+            self._press_stops_mj(limits)
+            d.qfrc_applied[:] = 0.0
+            mj.mj_forward(m, d)
+            free = d.qvel[dofs] + self.dt * d.qacc_smooth[dofs]
+            mj.mj_fullM(m, d, self._M)
+            M = self._M[np.ix_(dofs, dofs)]
+            impulse = self._motor_impulses(M, self._goal_velocity(positions, velocities) - free, caps)
+            d.qfrc_applied[dofs] = impulse / self.dt
+            mj.mj_step(m, d)
+            applied += impulse / self.dt
+            self._stop_state = [tuple(map(list, self._joint_state(stop.slot))) for stop in self._stops]
+        return applied.tolist()
+
+    @staticmethod
+    def _motor_impulses(M: np.ndarray, dv: np.ndarray, caps: np.ndarray) -> np.ndarray:
+        """Impulses within +-caps that change the velocities by ``dv``: SOLVER_ITERATIONS sweeps
+        of projected Gauss-Seidel on M^-1 from zero, as PyBullet solves its motors (on Python
+        floats: at 14 DoFs that is several times faster than numpy's per-call overhead)."""
+        A = np.linalg.inv(M).tolist()
+        goal, bound = dv.tolist(), caps.tolist()
+        n = len(goal)
+        impulse = [0.0] * n
+        diag = [1.0 / A[i][i] for i in range(n)]
+        for _ in range(SOLVER_ITERATIONS):
+            for i in range(n):
+                row = A[i]
+                residual = goal[i] - sum([a * x for a, x in zip(row, impulse)])
+                value = impulse[i] + residual * diag[i]
+                impulse[i] = bound[i] if value > bound[i] else (-bound[i] if value < -bound[i] else value)
+        return np.array(impulse)
+
+    def _press_stops_mj(self, limits: list[float]) -> None:
+        """LimbSimulator._press_stops in the pelvis frame (the model's world)."""
+        d = self.data
+        d.xfrc_applied[:] = 0.0
+        for stop, limit, (q, w) in zip(self._stops, limits, self._stop_state):
+            u, angle = _axis_angle(list(q))
+            if angle <= limit:
+                continue
+            push = stop.stiffness * (angle - limit) + stop.damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
+            if push <= 0.0:
+                continue
+            frame = (quat.IDENTITY if stop.parent_stop is None
+                     else np.asarray(self._stop_state[stop.parent_stop][0], dtype=float))
+            torque = quat.rotate(frame, np.array(u) * -push)
+            d.xfrc_applied[stop.link, 3:6] += torque
+            d.xfrc_applied[stop.parent, 3:6] -= torque
+
+    def joint_rotations(self) -> np.ndarray:
+        return np.array([self._joint_state(slot)[0] for slot in range(len(LIMB_JOINTS))])
