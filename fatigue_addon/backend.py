@@ -64,23 +64,10 @@ def simulation_here(engine: str = "auto") -> str:
 
 
 def choose(backend: str, engine: str = "auto") -> tuple[str, str]:
-    """Preferences (Simulation backend AUTO / IN_PROCESS / WORKER, Physics engine) -> (where,
-    engine): ("IN_PROCESS", resolved name) when the engine imports here, ("WORKER", name) for
-    crash isolation.  AUTO falls back to a worker only where Blender's own Python can simulate in
-    a fresh process (a library clash inside this one); otherwise BackendError says the fix."""
-    engine = engine_name(engine)
-    try:
-        name = simulation_here(engine)
-    except BackendError as exc:
-        if backend == "WORKER":
-            return "WORKER", engine           # worker_python() checks it there, in one line
-        if backend == "AUTO":
-            try:
-                worker_python(engine=engine)
-                return "WORKER", engine
-            except BackendError:
-                pass
-        raise exc from None
+    """Preferences (Simulation backend, Physics engine) -> (where, engine): ("WORKER", name) when
+    the backend preference is WORKER (crash isolation), else ("IN_PROCESS", name).  The engine
+    must import here either way (the worker is this same Python): BackendError names the fix."""
+    name = simulation_here(engine_name(engine))
     return ("WORKER" if backend == "WORKER" else "IN_PROCESS"), name
 
 

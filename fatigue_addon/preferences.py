@@ -23,12 +23,13 @@ class FatigueAddonPreferences(bpy.types.AddonPreferences):
     )
     backend: bpy.props.EnumProperty(
         name="Simulation backend",
+        # Saved preferences hold the numbers: AUTO (0) and WORKER (2) keep theirs; an old IN_PROCESS (1,
+        # the same as AUTO now that every zip carries its engine) falls back to the default.
         items=(
-            ("AUTO", "Automatic", "Inside Blender; a separate process only if the engine cannot load in this one"),
-            ("IN_PROCESS", "Inside Blender", "Simulate in Blender's own Python, in this process"),
+            ("AUTO", "Inside Blender", "Simulate in Blender's own Python, in this process (fastest to start)", 0),
             ("WORKER", "Separate process",
              "Simulate in a separate process of Blender's own Python: a simulator crash cannot take this "
-             "session down"),
+             "session down", 2),
         ),
         default="AUTO",
     )
@@ -48,7 +49,7 @@ class FatigueAddonPreferences(bpy.types.AddonPreferences):
             layout.label(text=note, icon="ERROR")
         layout.prop(self, "backend")
         row = layout.row()
-        row.active = self.backend != "IN_PROCESS"
+        row.active = self.backend == "WORKER"
         row.prop(self, "worker_watchdog")
 
 

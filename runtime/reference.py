@@ -161,8 +161,9 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
     pull = min(1.0, ORIENTATION_PULL * dt)
     grounded = ck.foot_contact.any(axis=1)
     # The per-frame increments do not depend on the integrated orientation: solve them all at
-    # once (the same LAPACK solve per frame), then integrate on Python floats.
-    step_rot = quat.from_rotvec(np.linalg.solve(I_ref[:-1], L[:-1]) * dt).tolist()
+    # once (the same LAPACK solve per frame), then integrate on Python floats.  L as a stack of
+    # one-column matrices: numpy 2 (Blender 5.1 on) reads a (T, 3) right-hand side as one matrix.
+    step_rot = quat.from_rotvec(np.linalg.solve(I_ref[:-1], L[:-1, :, None])[..., 0] * dt).tolist()
     pelvis = clip.root_rot.tolist()
     grounded_list = grounded.tolist()
     q = rot[0].tolist()

@@ -139,7 +139,12 @@ def test_preferences_registered_under_package_name(registered_addon):
     assert prefs_cls.bl_idname == ADDON == registered_addon.__name__
     backend = prefs_cls.bl_rna.properties["backend"]
     assert backend.default == "AUTO"
-    assert {i.identifier for i in backend.enum_items} == {"AUTO", "IN_PROCESS", "WORKER"}
+    assert {i.identifier: i.value for i in backend.enum_items} == {"AUTO": 0, "WORKER": 2}    # saved values kept
+    engine = prefs_cls.bl_rna.properties["engine"]
+    assert engine.name == "Physics engine" and engine.default == "AUTO"
+    assert [(i.identifier, i.name) for i in engine.enum_items] == [("AUTO", "Automatic"), ("PYBULLET", "PyBullet"),
+                                                                  ("MUJOCO", "MuJoCo")]
+    assert "worker_python" not in prefs_cls.bl_rna.properties       # the worker runs Blender's own Python
 
 
 # --------------------------------------------------------------------------- check_rig

@@ -125,9 +125,8 @@ def test_zip_contents(built_zips):
 def test_older_blender_validates_every_zip(built_zips, bpy42_python):
     """The oldest supported Blender's own validator (4.2's blender_ext.py) accepts every zip:
     its platform names, its wheels, its generated manifest."""
-    found = subprocess.run([str(bpy42_python), "-c", "import bpy, sys; from pathlib import Path; "
-                            "print(sorted(Path(bpy.__file__).parent.glob('*/scripts/addons_core/bl_pkg/cli/"
-                            "blender_ext.py'))[-1])"], capture_output=True, text=True, timeout=120)
+    found = subprocess.run([str(bpy42_python), str(ROOT / "tools" / "build_extension.py"), "--cli"],
+                           capture_output=True, text=True, timeout=120)
     assert found.returncode == 0, found.stderr[-2000:]
     cli = found.stdout.strip().splitlines()[-1]
     for platform, path in built_zips.items():
@@ -272,8 +271,9 @@ def state():
         "ext_dir": os.path.isdir(os.path.join(repo_dir, pkg_id)),
         "wheels_loaded": sorted(m for m in HIDDEN if m in sys.modules),
     }
-    s["local_files"] = sorted({os.path.relpath(d, site_dir).split(os.sep)[3] for d, _dirs, files in os.walk(site_dir)
-                               if os.path.relpath(d, site_dir).count(os.sep) >= 3}) if os.path.isdir(site_dir) else []
+    lib = os.path.join(site_dir, "lib")        # the extensions' wheels: lib/pythonX.Y/site-packages/<module>
+    s["local_files"] = sorted(n.split(".")[0].split("-")[0] for py in (os.listdir(lib) if os.path.isdir(lib) else ())
+                              for n in os.listdir(os.path.join(lib, py, "site-packages")))
     return s
 
 
@@ -423,6 +423,8 @@ def test_installed_extension_bakes_the_demo_shot_headless(install_findings):
     f = install_findings
     assert f["detect_rig"] == ["FINISHED"], f["detect_rig"]
     bakes = f["bakes"]
+    print(f"\nbpy {'.'.join(map(str, f['blender']))} (Python {f['python']}): "
+          + "; ".join(f"{k}: {b['engine'] or b['result']} {b['panel']}" for k, b in bakes.items()))
     auto = "PyBullet" if f["python"] == "3.11" else "MuJoCo"
     for name, label in (("auto", auto), ("mujoco", "MuJoCo")) + ((("pybullet", "PyBullet"),) if auto == "PyBullet" else ()):
         b = bakes[name]

@@ -88,7 +88,11 @@ def main(argv: list[str]) -> int:
 
     ap = argparse.ArgumentParser(prog="./fatigue build", description=__doc__)
     ap.add_argument("--out", default=str(ROOT / "dist"), help="output folder (default dist/)")
+    ap.add_argument("--cli", action="store_true", help="print the path of this bpy's blender_ext.py and stop")
     args = ap.parse_args(argv)
+    if args.cli:
+        print(blender_ext_cli())
+        return 0
     for zip_path in build(Path(args.out)):
         print(f"built {zip_path} ({zip_path.stat().st_size / 1e6:.1f} MB)")
     return 0
