@@ -80,15 +80,18 @@ def engines_installed() -> tuple[str, ...]:
     if "engines" not in _FOUND:
         import importlib.util
 
+        def spec(name):
+            try:
+                return importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                return None
+
         found = []
-        try:
-            if importlib.util.find_spec("pybullet") is not None:
-                found.append("pybullet")
-            spec = importlib.util.find_spec("mujoco")     # the package's compiled core sits beside it
-            if spec is not None and any(any(Path(d).glob("_structs*")) for d in spec.submodule_search_locations or ()):
-                found.append("mujoco")
-        except (ImportError, ValueError):
-            pass
+        if spec("pybullet") is not None:
+            found.append("pybullet")
+        mujoco = spec("mujoco")          # the wrapper alone is no engine: its compiled core sits beside it
+        if mujoco is not None and any(any(Path(d).glob("_structs*")) for d in mujoco.submodule_search_locations or ()):
+            found.append("mujoco")
         _FOUND["engines"] = tuple(found)
     return _FOUND["engines"]
 

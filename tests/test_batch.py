@@ -26,9 +26,10 @@ def make_shot(path: Path, empty: bool = False, seconds: float = 1.0) -> Path:
     return path
 
 
-def bake_cli(*args, wrapper=False):
+def bake_cli(*args, wrapper=False, env=None):
     cmd = [str(ROOT / "fatigue"), "bake"] if wrapper else [sys.executable, str(ROOT / "tools" / "batch.py")]
-    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, cwd=str(ROOT), timeout=600)
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, cwd=str(ROOT), timeout=600,
+                          env=env)
 
 
 def digest(path: Path) -> str:
@@ -104,6 +105,7 @@ OPERATOR_ERRORS = {
     "bad mode": ({"mode": "ragdoll"}, "unknown mode 'ragdoll': use srb or torque"),
     "bad foot placement": ({"foot_placement": "hop"}, "unknown foot placement 'hop': use policy or rule"),
     "bad effort economy": ({"effort_economy": 9.0}, "effort economy 9.0: use 0 (hold every pose) to 5"),
+    "bad engine": ({"engine": "havok"}, "unknown physics engine 'havok': use auto, pybullet or mujoco"),
 }
 
 
@@ -141,6 +143,7 @@ def test_batch_with_a_broken_file_bakes_the_others_and_exits_1(shots, tmp_path):
         t = takes[name]
         assert t["status"] == "ok" and t["error"] is None
         assert (t["armature"], t["action"], t["out_action"], t["mode"]) == ("Mixamo", "walk", "walk.fatigued", "srb")
+        assert t["engine"] == "PyBullet"          # Automatic, where PyBullet imports
         assert t["frames"] == [1, 31] and t["seconds_sim"] > 0.9 and t["realtime_x"] > 0
         assert t["duration_stretch"] >= 1.0 and t["residual_force_bw_mean"] >= 0.0
         assert t["support"] == "its feet: balance simulated" and t["behind_source_m"] >= 0.0
@@ -188,10 +191,27 @@ def test_variants_write_one_action_each_into_one_file(shots, tmp_path):
 def test_in_place_writes_into_the_input(shots, tmp_path):
     shot = tmp_path / "shot.blend"
     shot.write_bytes(shots["a"].read_bytes())
-    proc = bake_cli(shot, "--in-place", "--preset", "Average", "--frames", "1:15")
+    proc = bake_cli(shot, "--in-place", "--preset", "Average", "--frames", "1:15", "--engine", "mujoco")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "x real time on MuJoCo" in proc.stdout, proc.stdout        # the line says which engine ran
     saved = keyframes(shot)
     assert "walk.fatigued" in saved and "walk" in saved
+
+
+def test_a_missing_engine_exits_2_in_one_line(shots, tmp_path):
+    """--engine naming an engine that does not import (a broken wheel first on the path): one line
+    with the fix, nothing baked, no traceback."""
+    import os
+
+    broken = tmp_path / "site" / "mujoco"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('mujoco-core is missing')\n")
+    env = dict(os.environ, PYTHONPATH=str(broken.parent))
+    proc = bake_cli(shots["a"], "--out", tmp_path / "out", "--engine", "mujoco", env=env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip() == ("fatigue bake: --engine mujoco: MuJoCo does not import in this Python: leave "
+                                   "--engine out (Automatic), or install it (requirements/runtime.txt)"), proc.stderr
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("args, expected", [
@@ -209,6 +229,7 @@ def test_in_place_writes_into_the_input(shots, tmp_path):
     (["{a}", "--out", "{out}", "--fitness", "3"], "--fitness 3.0: give a number in [0, 1]"),
     (["{a}", "--out", "{out}", "--jobs", "0"], "--jobs 0"),
     (["{a}", "--out", "{out}", "--mode", "ragdoll"], "invalid choice"),
+    (["{a}", "--out", "{out}", "--engine", "havok"], "argument --engine: invalid choice: 'havok'"),
     (["{a}", "--out", "{out}", "--effort-economy", "-1"], "--effort-economy -1.0: give a number in [0, 5]"),
     (["{a}", "--out", "{out}", "--in-place"], "drop --out"),
     (["{a}", "--out", "{out}", "--colour"], "unrecognized arguments"),

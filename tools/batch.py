@@ -157,12 +157,11 @@ def plan(args) -> list[dict]:
     _positive("--effort-economy", args.effort_economy, 0.0, MAX_EFFORT_ECONOMY, lo_open=False)
     if args.mode == "torque":
         raise UsageError("--mode torque: torque mode is not available for baking yet: use --mode srb")
-    if args.engine is not None:
+    if args.engine not in (None, "auto"):
         from runtime import engine     # the takes run in this same Python: a missing engine fails here, once
-        try:
-            engine.resolve(args.engine)
-        except engine.EngineMissing as exc:
-            raise UsageError(f"--engine {args.engine}: {exc}") from None
+        if not engine.importable(args.engine):
+            raise UsageError(f"--engine {args.engine}: {engine.LABELS[args.engine]} does not import in this Python: "
+                             f"leave --engine out (Automatic), or install it (requirements/runtime.txt)")
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
     _positive("--timeout", args.timeout)
