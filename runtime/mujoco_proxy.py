@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import proxy, quat
+from . import proxy, quat, repeatable
 from .body_description import Link, proxy_links
 from .kinematics import _SOLE, Kinematics
 
@@ -121,7 +121,7 @@ class MujocoKinematics(Kinematics):
         for j, (adr, rev) in enumerate(zip(self._qpos_at, self.revolute)):
             r = joint_rots[:, j]
             if rev:
-                q[:, adr] = 2.0 * np.arctan2(r[:, 2], r[:, 3])
+                q[:, adr] = 2.0 * repeatable.arctan2(r[:, 2], r[:, 3])
             else:
                 q[:, adr] = r[:, 3]
                 q[:, adr + 1:adr + 4] = r[:, :3]

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from runtime import kinematics, proxy  # noqa: E402
+from runtime import engine, kinematics, proxy  # noqa: E402
 
 # Bones of the stick figure: pairs of link names (joint centres).
 BONES = [("root", "chest"), ("chest", "neck"), ("root", "right_hip"), ("right_hip", "right_knee"),
@@ -34,7 +34,7 @@ def _joint_positions(kin: kinematics.Kinematics, take, frames: list[int]) -> lis
 def stick_strip(takes: dict[str, object], path: Path, title: str, count: int = 8) -> Path:
     """Side views (x-z) of ``count`` evenly spaced frames, one row per condition."""
     fig, axes = plt.subplots(len(takes), 1, figsize=(14, 2.6 * len(takes)), squeeze=False)
-    with kinematics.Kinematics() as kin:
+    with engine.kinematics(engine.resolve(), proxy.DEFAULT_HEIGHT) as kin:
         for ax, (label, take) in zip(axes[:, 0], takes.items()):
             frames = np.linspace(0, take.frames - 1, count).astype(int).tolist()
             for k, pose in enumerate(_joint_positions(kin, take, frames)):

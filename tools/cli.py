@@ -136,7 +136,7 @@ def demo_take(out: Path) -> dict:
                                                  progress=_progress_printer(label))
         reference = clip.repeated(take.reference_time[-1])
         summary["takes"][label] = {
-            "frames": take.frames, "fell": take.fell, "realtime_x": take.stats["realtime_x"],
+            "frames": take.frames, "fell": take.fell, "engine": take.engine, "realtime_x": take.stats["realtime_x"],
             "duration_stretch": take.duration_stretch(),
             "root_err_m": metrics.root_error_m(take, reference),
             "joint_err_deg": metrics.joint_error_deg(take, reference),
@@ -146,7 +146,7 @@ def demo_take(out: Path) -> dict:
         }
         s = summary["takes"][label]
         apexes = ", ".join(f"{a:.2f}" for a in s["jump_apexes_m"])
-        print(f"  {label}: {take.frames} frames, {s['realtime_x']:.1f}x real time, fell: {take.fell}, "
+        print(f"  {label}: {take.frames} frames on {take.notes['engine']}, {s['realtime_x']:.1f}x real time, fell: {take.fell}, "
               f"jump apexes (m above standing): {apexes}")
     (out / "take_summary.json").write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     for path in (
