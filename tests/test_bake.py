@@ -19,6 +19,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+import panel_text  # noqa: E402
 import rigs  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
@@ -498,27 +499,6 @@ def test_sixty_bone_rig_ten_seconds_bakes_and_prints_its_timings(registered_addo
 # --------------------------------------------------------------------------- UI pieces
 
 
-class _Layout:
-    """Accepts every UILayout call the panels make and records the labels."""
-
-    def __init__(self, log):
-        self.log = log
-
-    def __getattr__(self, name):
-        def call(*args, **kw):
-            if name == "label":
-                self.log.append(kw.get("text", ""))
-            return self
-        return call
-
-    def split(self, *a, **k):
-        return self
-
-    def __setattr__(self, name, value):
-        if name == "log":
-            object.__setattr__(self, name, value)
-
-
 def test_invoke_in_background_bakes_synchronously_and_prints_every_10_percent(registered_addon, capfd):
     obj, body, _ = walk_rig(seconds=1.0)
     s = obj.fatigue_settings
@@ -558,22 +538,9 @@ def test_mapping_rows_detect_save_load_and_panels_draw(registered_addon, tmp_pat
 
     # every panel and the UIList draw without errors, before and after a bake
     next(r for r in s.mapping if r.key == "neck").bone = mapping["neck"]
-    from types import SimpleNamespace
 
     def draw_all():
-        log = []
-        ctx = SimpleNamespace(active_object=obj, window_manager=bpy.context.window_manager,
-                              scene=bpy.context.scene, screen=None)
-        for name in ("VIEW3D_PT_fatigue", "VIEW3D_PT_fatigue_body", "VIEW3D_PT_fatigue_mapping",
-                     "VIEW3D_PT_fatigue_output", "VIEW3D_PT_fatigue_report"):
-            cls = getattr(bpy.types, name)
-            if hasattr(cls, "poll") and not cls.poll(ctx):
-                continue
-            cls.draw(SimpleNamespace(layout=_Layout(log)), ctx)
-        ul = bpy.types.FATIGUE_UL_mapping
-        for item in s.mapping:
-            ul.draw_item(None, ctx, _Layout(log), s, item, 0, s, "mapping_index", 0)
-        return log
+        return panel_text.draw_panels(bpy, obj, mapping_rows=True)
 
     before = draw_all()
     assert "Pelvis / hips" in before and not any(x.startswith("Tempo") for x in before)

@@ -187,38 +187,6 @@ class HideWheels(importlib.abc.MetaPathFinder):
         return spec
 
 
-class Layout:
-    """Takes every UILayout call a panel makes and keeps the labels (the bpy module draws no UI)."""
-
-    def __init__(self, log):
-        object.__setattr__(self, "log", log)
-
-    def __getattr__(self, name):
-        def call(*args, **kw):
-            if name == "label":
-                self.log.append(kw.get("text", ""))
-            return self
-        return call
-
-    def __setattr__(self, name, value):
-        pass
-
-
-def draw_panels(bpy, obj):
-    from types import SimpleNamespace
-
-    log = []
-    ctx = SimpleNamespace(active_object=obj, window_manager=bpy.context.window_manager, scene=bpy.context.scene,
-                          screen=None)
-    for name in ("VIEW3D_PT_fatigue", "VIEW3D_PT_fatigue_body", "VIEW3D_PT_fatigue_mapping",
-                 "VIEW3D_PT_fatigue_output", "VIEW3D_PT_fatigue_report"):
-        cls = getattr(bpy.types, name)
-        if hasattr(cls, "poll") and not cls.poll(ctx):
-            continue
-        cls.draw(SimpleNamespace(layout=Layout(log)), ctx)
-    return log
-
-
 def operator(fn, **kw):
     """An operator's result, or its one-line report when it fails."""
     try:
@@ -230,8 +198,10 @@ def operator(fn, **kw):
 INSTALL_SCRIPT = HIDE_WHEELS + r'''
 import importlib, importlib.util, json
 
-zip_path, pkg_id, shot = sys.argv[1], sys.argv[2], sys.argv[3]
+zip_path, pkg_id, shot, tests = sys.argv[1:5]
 sys.meta_path.insert(0, HideWheels(HIDDEN))
+sys.path.append(tests)
+from panel_text import draw_panels  # noqa: E402
 found = {"python": "%d.%d" % sys.version_info[:2]}
 
 
@@ -358,7 +328,7 @@ def install_findings(request, built_zips, bpy_envs, pytestconfig, tmp_path_facto
     assert made.returncode == 0 and shot.exists(), made.stdout[-2000:] + made.stderr[-2000:]
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(user), PYTHONNOUSERSITE="1")
     env.pop("PYTHONPATH", None)
-    found = _run_findings(python, [script, built_zips["linux_x64"], PKG_ID, shot], user, env, 600)
+    found = _run_findings(python, [script, built_zips["linux_x64"], PKG_ID, shot, ROOT / "tests"], user, env, 600)
     found["_user"] = str(user)
     found["_blender"] = request.param
     yield found
@@ -465,9 +435,10 @@ if mode == "wrapper":        # the windows-arm64 zip: the mujoco wrapper without
 if mode != "observe":
     sys.meta_path.insert(0, HideWheels({"pybullet"} if mode == "pybullet" else HIDDEN - {"mujoco"} if mode == "wrapper"
                                        else HIDDEN, search=[]))
-sys.path.insert(0, os.path.join(root, "tools"))
+sys.path[:0] = [os.path.join(root, "tools"), os.path.join(root, "tests")]
 import bpy  # noqa: E402
 import demo_blend  # noqa: E402
+from panel_text import draw_panels  # noqa: E402
 
 found = {}
 bpy.ops.wm.open_mainfile(filepath=shot, load_ui=False)
