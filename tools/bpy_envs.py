@@ -90,7 +90,7 @@ def ensure(blender: str, log=None) -> Path:
     the first time (and again when its requirements file changes).  Unavailable when no Python
     of the right version exists here; RuntimeError when the install fails."""
     env = ENVS[blender]
-    if env.stamp().exists() and env.interpreter.exists():
+    if env.interpreter.exists() and env.stamp().exists():
         return env.interpreter
     python = find_python(env.python)
     if python is None:
