@@ -30,6 +30,9 @@ HANDS = ("right_wrist", "left_wrist", "neck")
 # PyBullet's ball-joint motor (measured: one step from rest, unit gains) closes this share of its
 # angle error per step and ignores the target rate; its hinge motor asks for error / dt + rate.
 BALL_ERP = 0.2
+# An explicit damper that takes more than twice a joint's velocity away in one step grows it
+# instead: the end-of-range damper is held to 1.5 times what stops the motion in one step.
+DAMPER_REACH = 1.5
 
 
 def _rotvec(x: float, y: float, z: float, w: float) -> tuple[float, float, float]:
@@ -71,6 +74,9 @@ class MujocoLimbSimulator(LimbSimulator):
                                        for n, sph in zip(LIMB_JOINTS, self.spherical)])
         self._last = np.zeros(len(self.dofs))
         self._M = np.zeros((m.nv, m.nv))
+        self._eye = np.eye(m.nv)
+        starts = np.cumsum([0] + [3 if sph else 1 for sph in self.spherical])
+        self._stop_dofs = {slot: int(starts[slot]) for slot in range(len(LIMB_JOINTS))}   # first limb DoF of each joint
         mujoco.mj_forward(m, self.data)
         self._stops = self._passive_stops_mj()
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
@@ -156,25 +162,25 @@ class MujocoLimbSimulator(LimbSimulator):
         applied = np.zeros(len(self.dofs))
         dofs = self._dof_at
         for _ in range(substeps):
-            self._press_stops_mj(limits)
             d.qfrc_applied[:] = 0.0
             mj.mj_forward(m, d)
-            free = d.qvel[dofs] + self.dt * d.qacc_smooth[dofs]
-            mj.mj_fullM(m, d, self._M)
-            M = self._M[np.ix_(dofs, dofs)]
-            impulse = self._motor_impulses(M, self._goal_velocity(positions, velocities) - free, caps)
-            d.qfrc_applied[dofs] = impulse / self.dt
+            mj.mj_solveM(m, d, self._M, self._eye)       # M^-1 (MuJoCo's own factorisation: the same bits anywhere)
+            A = self._M[np.ix_(dofs, dofs)]
+            stops = self._stop_forces(limits, A)
+            free = d.qvel[dofs] + self.dt * (d.qacc_smooth[dofs] + A @ stops)
+            impulse = self._motor_impulses(A, self._goal_velocity(positions, velocities) - free, caps)
+            d.qfrc_applied[dofs] = stops + impulse / self.dt
             mj.mj_step(m, d)
             applied += impulse / self.dt
             self._stop_state = [tuple(map(list, self._joint_state(stop.slot))) for stop in self._stops]
         return applied.tolist()
 
     @staticmethod
-    def _motor_impulses(M: np.ndarray, dv: np.ndarray, caps: np.ndarray) -> np.ndarray:
-        """Impulses within +-caps that change the velocities by ``dv``: SOLVER_ITERATIONS sweeps
-        of projected Gauss-Seidel on M^-1 from zero, as PyBullet solves its motors (on Python
-        floats: at 14 DoFs that is several times faster than numpy's per-call overhead)."""
-        A = np.linalg.inv(M).tolist()
+    def _motor_impulses(A: np.ndarray, dv: np.ndarray, caps: np.ndarray) -> np.ndarray:
+        """Impulses within +-caps that change the velocities by ``dv`` (A = M^-1 on the limb DoFs):
+        SOLVER_ITERATIONS sweeps of projected Gauss-Seidel from zero, as PyBullet solves its
+        motors (on Python floats: at 14 DoFs several times faster than numpy's per-call overhead)."""
+        A = A.tolist()
         goal, bound = dv.tolist(), caps.tolist()
         n = len(goal)
         impulse = [0.0] * n
@@ -187,22 +193,28 @@ class MujocoLimbSimulator(LimbSimulator):
                 impulse[i] = bound[i] if value > bound[i] else (-bound[i] if value < -bound[i] else value)
         return np.array(impulse)
 
-    def _press_stops_mj(self, limits: list[float]) -> None:
-        """LimbSimulator._press_stops in the pelvis frame (the model's world)."""
-        d = self.data
-        d.xfrc_applied[:] = 0.0
+    def _stop_forces(self, limits: list[float], A: np.ndarray) -> np.ndarray:
+        """LimbSimulator._press_stops as joint torques (limb DoF order).  The equal and opposite
+        torques PyBullet puts on a link and its parent are, on the joint between them, -push
+        along the joint's own rotation axis.  The damper is applied explicitly, as PyBullet's, but
+        never harder than DAMPER_REACH times what stops the joint's motion along that axis within
+        one step: about a neck's own long axis (a twist) its inertia is a sixth of the one the
+        damping was sized for, and an explicit damper that strong overshoots, each step more (an
+        exhausted head spun up to 1e5 rad/s)."""
+        out = np.zeros(len(self.dofs))
         for stop, limit, (q, w) in zip(self._stops, limits, self._stop_state):
             u, angle = _axis_angle(list(q))
             if angle <= limit:
                 continue
-            push = stop.stiffness * (angle - limit) + stop.damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
-            if push <= 0.0:
-                continue
-            frame = (quat.IDENTITY if stop.parent_stop is None
-                     else np.asarray(self._stop_state[stop.parent_stop][0], dtype=float))
-            torque = quat.rotate(frame, np.array(u) * -push)
-            d.xfrc_applied[stop.link, 3:6] += torque
-            d.xfrc_applied[stop.parent, 3:6] -= torque
+            k = self._stop_dofs[stop.slot]
+            axis = np.array(u)
+            rate = float(axis @ np.asarray(w, dtype=float))
+            mobility = float(axis @ A[k:k + 3, k:k + 3] @ axis)     # 1 / inertia along the axis
+            damping = min(stop.damping, DAMPER_REACH / (self.dt * mobility)) if mobility > 0.0 else stop.damping
+            push = stop.stiffness * (angle - limit) + damping * rate
+            if push > 0.0:
+                out[k:k + 3] = -push * axis
+        return out
 
     def joint_rotations(self) -> np.ndarray:
         return np.array([self._joint_state(slot)[0] for slot in range(len(LIMB_JOINTS))])

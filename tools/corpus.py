@@ -96,7 +96,7 @@ def round_trip(obj, mapping, start: int, end: int, height: float) -> dict:
     return {"round_trip_deg": float(np.degrees(np.arccos(cos)).max()), "round_trip_m": float(dist.max())}
 
 
-def bake_one(obj, action, condition: str, start: int, end: int) -> dict:
+def bake_one(obj, action, condition: str, start: int, end: int, engine: str | None = None) -> dict:
     """One bake through the button's own calls; a dict of what the user and the bench see."""
     import bpy
 
@@ -104,7 +104,7 @@ def bake_one(obj, action, condition: str, start: int, end: int) -> dict:
     from fatigued_takes.runtime import metrics, pose_error
 
     anim.assign_action(obj, action)
-    options = bake.BakeOptions(preset=CONDITIONS[condition], frame_start=start, frame_end=end)
+    options = bake.BakeOptions(preset=CONDITIONS[condition], frame_start=start, frame_end=end, engine=engine)
     t0 = time.perf_counter()
     job = bake.prepare(bpy.context, obj, options=options)
     run = bake.make_run(job, None, threaded=False)
@@ -124,6 +124,7 @@ def bake_one(obj, action, condition: str, start: int, end: int) -> dict:
         "duration_stretch": round(report["duration_stretch"], 3),
         "realtime_x": round(report["realtime_x"], 2),
         "height_m": round(height, 3),
+        "engine": report.get("engine"),
         "joint_err_m": round(k * pose_error.joint_position_error_m(take, source_clip, height), 4),
         "root_err_m": round(k * metrics.root_error_m(take, source_clip), 4),
         "joint_err_deg": round(metrics.joint_error_deg(take, source_clip), 2),
@@ -135,7 +136,7 @@ def bake_one(obj, action, condition: str, start: int, end: int) -> dict:
 
 
 def run_file(path: Path, conditions: list[str], seconds: float | None, update_fps: bool, log_dir: Path,
-             actions: list[str] | None = None) -> list[dict]:
+             actions: list[str] | None = None, engine: str | None = None) -> list[dict]:
     """Every armature and action of one file, baked in every condition (rows of the report)."""
     import bpy
 
@@ -161,7 +162,7 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
                        "status": "baked", "message": "", "conditions": {}}
                 try:
                     for condition in conditions:
-                        row["conditions"][condition] = bake_one(obj, action, condition, start, end)
+                        row["conditions"][condition] = bake_one(obj, action, condition, start, end, engine)
                     anim.assign_action(obj, action)
                     mapping = bake.resolve_mapping(obj, obj.fatigue_settings)
                     height = row["conditions"][conditions[0]]["height_m"] if conditions else 1.75
@@ -200,14 +201,16 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--update-fps", action="store_true")
     ap.add_argument("--log-dir", type=Path, required=True)
     ap.add_argument("--actions")
+    ap.add_argument("--engine")
     a = ap.parse_args(argv)
     rows = run_file(a.one, a.conditions.split(","), a.seconds, a.update_fps, a.log_dir,
-                    a.actions.split(",") if a.actions else None)
+                    a.actions.split(",") if a.actions else None, a.engine)
     a.out.write_text(json.dumps(rows), encoding="utf-8")
     return 0
 
 
-def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: Path, actions=None) -> dict:
+def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: Path, actions=None,
+                 engine: str | None = None) -> dict:
     """One file in its own Python process; a crash there is this file's error, not the run's."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -220,6 +223,8 @@ def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: P
             cmd.append("--update-fps")
         if actions:
             cmd += ["--actions", ",".join(actions)]
+        if engine:
+            cmd += ["--engine", engine]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode == 0 and out.is_file():
@@ -289,6 +294,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--actions", help="comma-separated action names to run (default: every action)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--corpus", type=Path, default=corpus_import.CORPUS)
+    ap.add_argument("--engine", choices=("auto", "pybullet", "mujoco"),
+                    help="physics engine (default: the add-on preference, Automatic)")
     a = ap.parse_args(argv)
     conditions = [c for c in a.conditions.split(",") if c]
     bad = [c for c in conditions if c not in CONDITIONS]
@@ -310,7 +317,8 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         actions = [x for x in a.actions.split(",") if x] if a.actions else None
-        results = list(pool.map(lambda fm: run_in_child(fm[0], fm[1], conditions, a.seconds, log_dir, actions), jobs))
+        results = list(pool.map(lambda fm: run_in_child(fm[0], fm[1], conditions, a.seconds, log_dir, actions, a.engine),
+                                jobs))
     print_table(results, conditions)
     summary = summarise(results, conditions)
     summary["wall_s"] = round(time.perf_counter() - t0, 1)
