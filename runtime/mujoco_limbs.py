@@ -35,6 +35,19 @@ BALL_ERP = 0.2
 DAMPER_REACH = 1.5
 
 
+WARNINGS: list[str] = []      # MuJoCo's warnings in this process, the latest last (a few kept)
+
+
+def _keep_warnings_in_memory(mujoco) -> None:
+    """MuJoCo writes its warnings to MUJOCO_LOG.TXT in the current directory (a user's home,
+    Blender's folder); kept here instead, unless someone else already takes them."""
+    if mujoco.get_mju_user_warning() is None:
+        def keep(text: str) -> None:
+            WARNINGS.append(str(text).strip())
+            del WARNINGS[:-8]
+        mujoco.set_mju_user_warning(keep)
+
+
 def _rotvec(x: float, y: float, z: float, w: float) -> tuple[float, float, float]:
     """Rotation vector of a unit quaternion, the short way round."""
     if w < 0.0:
@@ -74,6 +87,9 @@ class MujocoLimbSimulator(LimbSimulator):
                                        for n, sph in zip(LIMB_JOINTS, self.spherical)])
         self._last = np.zeros(len(self.dofs))
         self._M = np.zeros((m.nv, m.nv))
+        self._unstable = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+                                           mujoco.mjtWarning.mjWARN_BADQACC)]
+        _keep_warnings_in_memory(mujoco)
         self._eye = np.eye(m.nv)
         starts = np.cumsum([0] + [3 if sph else 1 for sph in self.spherical])
         self._stop_dofs = {slot: int(starts[slot]) for slot in range(len(LIMB_JOINTS))}   # first limb DoF of each joint
@@ -171,6 +187,8 @@ class MujocoLimbSimulator(LimbSimulator):
             impulse = self._motor_impulses(A, self._goal_velocity(positions, velocities) - free, caps)
             d.qfrc_applied[dofs] = stops + impulse / self.dt
             mj.mj_step(m, d)
+            if any(d.warning[i].number for i in self._unstable):
+                self._fail()
             applied += impulse / self.dt
             self._stop_state = [tuple(map(list, self._joint_state(stop.slot))) for stop in self._stops]
         return applied.tolist()
@@ -215,6 +233,14 @@ class MujocoLimbSimulator(LimbSimulator):
             if push > 0.0:
                 out[k:k + 3] = -push * axis
         return out
+
+    def _fail(self) -> None:
+        """MuJoCo found the body's state unusable and reset it: stop, rather than go on from rest."""
+        from .simulate import SimulationError
+
+        said = WARNINGS[-1] if WARNINGS else "a non-finite or huge joint acceleration"
+        raise SimulationError(f"the upper body's simulation became unstable {self.data.time:.2f} s in "
+                              f"(MuJoCo: {said}); nothing was written: try the PyBullet engine or a higher fitness")
 
     def joint_rotations(self) -> np.ndarray:
         return np.array([self._joint_state(slot)[0] for slot in range(len(LIMB_JOINTS))])

@@ -131,3 +131,21 @@ def test_without_pybullet_a_take_runs_on_mujoco():
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["mujoco", "61", "False"]
 
+
+
+def test_an_unstable_mujoco_body_stops_the_take_in_one_line(tmp_path, monkeypatch):
+    """MuJoCo resets a body whose state blows up and would go on from rest; the take stops
+    instead, in one line, and no MUJOCO_LOG.TXT lands in the user's folder."""
+    from runtime import quat
+    from runtime.mujoco_limbs import MujocoLimbSimulator
+
+    monkeypatch.chdir(tmp_path)
+    sim = MujocoLimbSimulator()
+    poses = np.tile(quat.IDENTITY, (len(proxy.DEFAULT_JOINTS), 1))
+    sim.reset([0.0, 0.0, 1.0], quat.IDENTITY, poses)
+    sim.data.qvel[:] = 1e12
+    with pytest.raises(simulate.SimulationError) as failed:
+        sim.step([0.0, 0.0, 1.0], quat.IDENTITY, np.zeros(3), poses, np.zeros((len(poses), 3)),
+                 np.full(len(sim.dofs), 50.0), 1.0 / 60.0)
+    assert "became unstable" in str(failed.value) and "\n" not in str(failed.value)
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
