@@ -56,7 +56,7 @@ def resolve(preference: str | None = AUTO) -> str:
     if not importable(preference):
         other = [e for e in available() if e != preference]
         hint = (f"set Physics engine to Automatic or {LABELS[other[0]]} in the add-on preferences" if other
-                else f"install the extension zip built for this platform")
+                else "install the extension zip built for this platform")
         raise EngineMissing(f"{LABELS[preference]} does not import in this Python: {hint}")
     return preference
 

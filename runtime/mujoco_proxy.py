@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import proxy, quat, repeatable
+from . import proxy, repeatable
 from .body_description import Link, proxy_links
 from .kinematics import _SOLE, Kinematics
 
