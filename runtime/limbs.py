@@ -46,6 +46,16 @@ def limb_rate_for(srb_rate: float) -> float:
     """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least LIMB_MIN_RATE."""
     return srb_rate * whole_steps(LIMB_MIN_RATE, srb_rate)
 
+def limb_layout() -> tuple[list[bool], np.ndarray, list[int]]:
+    """Per LIMB_JOINTS joint: whether it is a ball joint; the proxy DoF indices of all limb DoFs
+    (in LIMB_JOINTS order, the order of caps and torques here); each joint's index in the proxy."""
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
+    spherical = [proxy.DEFAULT_JOINTS[names.index(n)].dofs == 3 for n in LIMB_JOINTS]
+    dofs = np.concatenate([np.arange(offsets[names.index(n)], offsets[names.index(n) + 1]) for n in LIMB_JOINTS])
+    return spherical, dofs, [names.index(n) for n in LIMB_JOINTS]
+
+
 def _floats(v) -> list:
     """A vector as a list of Python floats (what PyBullet reads fastest)."""
     return v.tolist() if isinstance(v, np.ndarray) else [float(x) for x in v]
@@ -120,12 +130,7 @@ class LimbSimulator:
         for j in range(-1, pybullet.getNumJoints(self.body, physicsClientId=self.client)):
             pybullet.setCollisionFilterGroupMask(self.body, j, 0, 0, physicsClientId=self.client)
         self.joint_index = [links[n] for n in LIMB_JOINTS]
-        names = [j.name for j in proxy.DEFAULT_JOINTS]
-        offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
-        self.spherical = [proxy.DEFAULT_JOINTS[names.index(n)].dofs == 3 for n in LIMB_JOINTS]
-        self.dofs = np.concatenate([np.arange(offsets[names.index(n)], offsets[names.index(n) + 1])
-                                    for n in LIMB_JOINTS])
-        self.joint_slots = [names.index(n) for n in LIMB_JOINTS]
+        self.spherical, self.dofs, self.joint_slots = limb_layout()
         self._last = np.zeros(len(self.dofs))   # torque applied last step, per limb DoF
         self._stops = self._passive_stops(links)
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]

@@ -23,7 +23,7 @@ import numpy as np
 from . import proxy, quat
 from .body_description import proxy_links
 from .limbs import LIMB_JOINTS, PASSIVE_DAMPING, PASSIVE_RANGE, PASSIVE_SAG, SOLVER_ITERATIONS, LimbSimulator
-from .limbs import PassiveStop, _axis_angle
+from .limbs import PassiveStop, _axis_angle, limb_layout
 from .mujoco_proxy import GRAVITY, mjcf
 
 HANDS = ("right_wrist", "left_wrist", "neck")
@@ -75,12 +75,7 @@ class MujocoLimbSimulator(LimbSimulator):
         self.data = mujoco.MjData(self.model)
         m = self.model
         self.client = True
-        names = [j.name for j in proxy.DEFAULT_JOINTS]
-        offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
-        self.spherical = [proxy.DEFAULT_JOINTS[names.index(n)].dofs == 3 for n in LIMB_JOINTS]
-        self.dofs = np.concatenate([np.arange(offsets[names.index(n)], offsets[names.index(n) + 1])
-                                    for n in LIMB_JOINTS])
-        self.joint_slots = [names.index(n) for n in LIMB_JOINTS]
+        self.spherical, self.dofs, self.joint_slots = limb_layout()
         self._qpos_at = [int(m.jnt_qposadr[m.joint(n).id]) for n in LIMB_JOINTS]
         self._dof_at = np.concatenate([np.arange(m.jnt_dofadr[m.joint(n).id], m.jnt_dofadr[m.joint(n).id]
                                                  + (3 if sph else 1))
