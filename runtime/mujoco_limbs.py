@@ -16,6 +16,7 @@ what differs is only how the engine is driven:
 from __future__ import annotations
 
 import math
+from operator import mul
 from dataclasses import replace
 
 import numpy as np
@@ -201,7 +202,7 @@ class MujocoLimbSimulator(LimbSimulator):
         for _ in range(SOLVER_ITERATIONS):
             for i in range(n):
                 row = A[i]
-                residual = goal[i] - sum([a * x for a, x in zip(row, impulse)])
+                residual = goal[i] - sum(map(mul, row, impulse))
                 value = impulse[i] + residual * diag[i]
                 impulse[i] = bound[i] if value > bound[i] else (-bound[i] if value < -bound[i] else value)
         return np.array(impulse)
