@@ -103,6 +103,44 @@ class PassiveStop(NamedTuple):
     damping: float             # N*m*s/rad
 
 
+def passive_stops(link_of: dict, parent: list[int], masses: np.ndarray, centres: np.ndarray,
+                  origins: np.ndarray, limb_links: list[int]) -> list[PassiveStop]:
+    """The trunk's and neck's ends of range.  The stiffness carries the segment's largest
+    gravity moment (all links beyond the joint, held horizontal) after PASSIVE_SAG; the
+    damping is PASSIVE_DAMPING times critical for their inertia about the joint.
+
+    The body in its rest pose, per link index: ``parent`` (-1: none), ``masses``, COM ``centres``
+    and frame ``origins`` (the joint centres); ``link_of`` maps a joint name to its link,
+    ``limb_links`` are the links of LIMB_JOINTS."""
+    stops: list[PassiveStop] = []
+    for name, limit in PASSIVE_RANGE.items():
+        link = link_of[name]
+        beyond = [j for j in range(len(parent)) if _descends(j, link, parent)]
+        pivot = origins[link]
+        held = masses[beyond]
+        arms = centres[beyond] - pivot
+        mass = float(held.sum())
+        arm = float(np.linalg.norm(held @ arms) / mass)
+        inertia = float(held @ np.einsum("ij,ij->i", arms, arms))
+        stiffness = mass * 9.81 * arm / PASSIVE_SAG
+        up = parent[link]
+        up_stop = next((i for i, stop in enumerate(stops) if stop.link == up), None)
+        if up_stop is None and up in limb_links:
+            raise ValueError(f"end of range of {name}: its parent joint needs one too (listed before it)")
+        stops.append(PassiveStop(
+            slot=LIMB_JOINTS.index(name), link=link, parent=None if up < 0 else up, parent_stop=up_stop,
+            range=limit, stiffness=stiffness, damping=PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
+    return stops
+
+
+def _descends(j: int, link: int, parent: list[int]) -> bool:
+    while j >= 0:
+        if j == link:
+            return True
+        j = parent[j]
+    return False
+
+
 class LimbSimulator:
     """Upper body of the proxy; ``step`` advances it by one SRB step in ``substeps`` pieces."""
 
@@ -145,40 +183,14 @@ class LimbSimulator:
                                                physicsClientId=self.client)
 
     def _passive_stops(self, links: dict) -> list[PassiveStop]:
-        """The trunk's and neck's ends of range.  The stiffness carries the segment's largest
-        gravity moment (all links beyond the joint, held horizontal) after PASSIVE_SAG; the
-        damping is PASSIVE_DAMPING times critical for their inertia about the joint."""
+        """passive_stops from PyBullet's rest-pose link frames."""
         p, c, body = self.p, self.client, self.body
         count = p.getNumJoints(body, physicsClientId=c)
         parent = [p.getJointInfo(body, j, physicsClientId=c)[16] for j in range(count)]
         states = [p.getLinkState(body, j, computeForwardKinematics=1, physicsClientId=c) for j in range(count)]
-        stops: list[PassiveStop] = []
-        for name, limit in PASSIVE_RANGE.items():
-            link = links[name]
-            beyond = [j for j in range(count) if self._descends(j, link, parent)]
-            pivot = np.array(states[link][4])
-            masses = np.array([p.getDynamicsInfo(body, j, physicsClientId=c)[0] for j in beyond])
-            centres = np.array([states[j][0] for j in beyond]) - pivot
-            mass = float(masses.sum())
-            arm = float(np.linalg.norm(masses @ centres) / mass)
-            inertia = float(masses @ np.einsum("ij,ij->i", centres, centres))
-            stiffness = mass * 9.81 * arm / PASSIVE_SAG
-            up = parent[link]
-            up_stop = next((i for i, stop in enumerate(stops) if stop.link == up), None)
-            if up_stop is None and up in self.joint_index:
-                raise ValueError(f"end of range of {name}: its parent joint needs one too (listed before it)")
-            stops.append(PassiveStop(
-                slot=LIMB_JOINTS.index(name), link=link, parent=None if up < 0 else up, parent_stop=up_stop,
-                range=limit, stiffness=stiffness, damping=PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
-        return stops
-
-    @staticmethod
-    def _descends(j: int, link: int, parent: list[int]) -> bool:
-        while j >= 0:
-            if j == link:
-                return True
-            j = parent[j]
-        return False
+        masses = np.array([p.getDynamicsInfo(body, j, physicsClientId=c)[0] for j in range(count)])
+        return passive_stops(links, parent, masses, np.array([s[0] for s in states]),
+                             np.array([s[4] for s in states]), self.joint_index)
 
     def close(self) -> None:
         if self.client is not None:

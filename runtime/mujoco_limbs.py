@@ -23,8 +23,8 @@ import numpy as np
 
 from . import proxy, quat
 from .body_description import proxy_links
-from .limbs import LIMB_JOINTS, PASSIVE_DAMPING, PASSIVE_RANGE, PASSIVE_SAG, SOLVER_ITERATIONS, LimbSimulator
-from .limbs import PassiveStop, _axis_angle, limb_layout
+from .limbs import LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
+from .limbs import _axis_angle, limb_layout, passive_stops
 from .mujoco_proxy import GRAVITY, mjcf
 
 HANDS = ("right_wrist", "left_wrist", "neck")
@@ -49,17 +49,6 @@ def _keep_warnings_in_memory(mujoco) -> None:
         mujoco.set_mju_user_warning(keep)
 
 
-def _rotvec(x: float, y: float, z: float, w: float) -> tuple[float, float, float]:
-    """Rotation vector of a unit quaternion, the short way round."""
-    if w < 0.0:
-        x, y, z, w = -x, -y, -z, -w
-    s = math.sqrt(x * x + y * y + z * z)
-    if s < 1e-12:
-        return 2.0 * x, 2.0 * y, 2.0 * z
-    k = 2.0 * math.atan2(s, w) / s
-    return x * k, y * k, z * k
-
-
 class MujocoLimbSimulator(LimbSimulator):
     """LimbSimulator on MuJoCo (see the module's docstring for what differs)."""
 
@@ -78,48 +67,26 @@ class MujocoLimbSimulator(LimbSimulator):
         self.client = True
         self.spherical, self.dofs, self.joint_slots = limb_layout()
         self._qpos_at = [int(m.jnt_qposadr[m.joint(n).id]) for n in LIMB_JOINTS]
-        self._dof_at = np.concatenate([np.arange(m.jnt_dofadr[m.joint(n).id], m.jnt_dofadr[m.joint(n).id]
-                                                 + (3 if sph else 1))
-                                       for n, sph in zip(LIMB_JOINTS, self.spherical)])
+        self._joint_dof = [int(m.jnt_dofadr[m.joint(n).id]) for n in LIMB_JOINTS]      # MuJoCo's first DoF of each joint
+        self._dof_at = np.concatenate([np.arange(a, a + (3 if sph else 1))               # ... of each limb DoF
+                                       for a, sph in zip(self._joint_dof, self.spherical)])
         self._last = np.zeros(len(self.dofs))
         self._M = np.zeros((m.nv, m.nv))
         self._unstable = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                                            mujoco.mjtWarning.mjWARN_BADQACC)]
         _keep_warnings_in_memory(mujoco)
         self._eye = np.eye(m.nv)
-        starts = np.cumsum([0] + [3 if sph else 1 for sph in self.spherical])
-        self._stop_dofs = {slot: int(starts[slot]) for slot in range(len(LIMB_JOINTS))}   # first limb DoF of each joint
+        self._first_dof = np.cumsum([0] + [3 if sph else 1 for sph in self.spherical]).tolist()  # in limb DoF order
         mujoco.mj_forward(m, self.data)
         self._stops = self._passive_stops_mj()
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
 
     def _passive_stops_mj(self) -> list[PassiveStop]:
-        """LimbSimulator._passive_stops from MuJoCo's rest-pose frames (same formula)."""
+        """limbs.passive_stops from MuJoCo's rest-pose body frames."""
         m, d = self.model, self.data
-        stops: list[PassiveStop] = []
-        for name, limit in PASSIVE_RANGE.items():
-            link = m.body(name).id
-            beyond = [b for b in range(1, m.nbody) if self._descends_mj(b, link)]
-            pivot = d.xpos[link]
-            masses = m.body_mass[beyond]
-            centres = d.xipos[beyond] - pivot
-            total = float(masses.sum())
-            arm = float(np.linalg.norm(masses @ centres) / total)
-            inertia = float(masses @ np.einsum("ij,ij->i", centres, centres))
-            stiffness = total * 9.81 * arm / PASSIVE_SAG
-            up = int(m.body_parentid[link])
-            up_stop = next((i for i, stop in enumerate(stops) if stop.link == up), None)
-            stops.append(PassiveStop(
-                slot=LIMB_JOINTS.index(name), link=link, parent=up, parent_stop=up_stop,
-                range=limit, stiffness=stiffness, damping=PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
-        return stops
-
-    def _descends_mj(self, b: int, link: int) -> bool:
-        while b > 0:
-            if b == link:
-                return True
-            b = int(self.model.body_parentid[b])
-        return False
+        parent = [int(b) if i > 0 and b > 0 else -1 for i, b in enumerate(m.body_parentid)]
+        return passive_stops({n: m.body(n).id for n in PASSIVE_RANGE}, parent, m.body_mass, d.xipos, d.xpos,
+                             [m.body(n).id for n in LIMB_JOINTS])
 
     def close(self) -> None:
         self.client = None
@@ -138,9 +105,8 @@ class MujocoLimbSimulator(LimbSimulator):
 
     def _joint_state(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
         """Joint ``slot``'s rotation (x, y, z, w) and local angular velocity, as PyBullet reports them."""
-        d, m = self.data, self.model
-        adr = self._qpos_at[slot]
-        dof = int(m.jnt_dofadr[m.joint(LIMB_JOINTS[slot]).id])
+        d = self.data
+        adr, dof = self._qpos_at[slot], self._joint_dof[slot]
         if self.spherical[slot]:
             w, x, y, z = d.qpos[adr:adr + 4]
             return np.array([x, y, z, w]), d.qvel[dof:dof + 3].copy()
@@ -156,12 +122,13 @@ class MujocoLimbSimulator(LimbSimulator):
             if sph:
                 cw, cx, cy, cz = qpos[adr:adr + 4].tolist()
                 tx, ty, tz, tw = q
-                # current^-1 * target, then its rotation vector (the short way round)
+                # current^-1 * target, then its rotation vector (limbs._axis_angle: the short way round)
                 ex = cw * tx - cx * tw - cy * tz + cz * ty
                 ey = cw * ty - cy * tw - cz * tx + cx * tz
                 ez = cw * tz - cz * tw - cx * ty + cy * tx
                 ew = cw * tw + cx * tx + cy * ty + cz * tz
-                goal.extend(v * scale for v in _rotvec(ex, ey, ez, ew))
+                axis, angle = _axis_angle([ex, ey, ez, ew])
+                goal.extend(v * (angle * scale) for v in axis)
             else:
                 goal.append(w[0] + (q[0] - float(qpos[adr])) / self.dt)
         return np.array(goal)
@@ -181,11 +148,12 @@ class MujocoLimbSimulator(LimbSimulator):
             stops = self._stop_forces(limits, A)
             free = d.qvel[dofs] + self.dt * (d.qacc_smooth[dofs] + A @ stops)
             impulse = self._motor_impulses(A, self._goal_velocity(positions, velocities) - free, caps)
-            d.qfrc_applied[dofs] = stops + impulse / self.dt
+            torque = impulse / self.dt
+            d.qfrc_applied[dofs] = stops + torque
             mj.mj_step(m, d)
             if any(d.warning[i].number for i in self._unstable):
                 self._fail()
-            applied += impulse / self.dt
+            applied += torque
             self._stop_state = [tuple(map(list, self._joint_state(stop.slot))) for stop in self._stops]
         return applied.tolist()
 
@@ -220,7 +188,7 @@ class MujocoLimbSimulator(LimbSimulator):
             u, angle = _axis_angle(list(q))
             if angle <= limit:
                 continue
-            k = self._stop_dofs[stop.slot]
+            k = self._first_dof[stop.slot]
             axis = np.array(u)
             rate = float(axis @ np.asarray(w, dtype=float))
             mobility = float(axis @ A[k:k + 3, k:k + 3] @ axis)     # 1 / inertia along the axis
