@@ -17,7 +17,6 @@ import importlib
 ENGINES = ("pybullet", "mujoco")
 AUTO = "auto"
 LABELS = {"pybullet": "PyBullet", "mujoco": "MuJoCo"}
-_MODULES = {"pybullet": "pybullet", "mujoco": "mujoco"}
 _probed: dict[str, bool] = {}
 
 
@@ -29,7 +28,7 @@ def importable(name: str) -> bool:
     """Whether engine ``name`` imports here (probed once per process)."""
     if name not in _probed:
         try:
-            importlib.import_module(_MODULES[name])
+            importlib.import_module(name)      # each engine's module bears its name
             _probed[name] = True
         except Exception:       # a broken wheel (wrong Python, missing DLL) is as missing as an absent one
             _probed[name] = False
