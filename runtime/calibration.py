@@ -28,7 +28,9 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     its yielding strength, see effort.yielding_strength), times ``margin``, never below
     the proxy's default; left and right take the larger of the pair so the body stays symmetric.
     With ``limbs`` (a fresh LimbSimulator) the upper body is measured too, its motors allowed
-    three times the default while measuring.  ``until``: stop at this phase (default the end).
+    three times the default while measuring.  The feet bear where the pose holds them (they do
+    not roll under their load: feet.bearing_corners), so strength is that of the motion as
+    keyed, whatever balance the take finds.  ``until``: stop at this phase (default the end).
     ``floor_stretches``: (per-frame mask, static loads) where floor work holds the body up
     (runtime.stretches): there the loads of holding it up count instead of the SRB's.
 
@@ -41,6 +43,7 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
         measuring = replace(body, tau_max=generous)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     sim = SrbSimulator(ref, measuring, None, settings, limbs=limbs)
+    sim.feet_roll = False
     if floor_stretches is not None:
         from .floor import FloorSimulator
         from .stretches import MixedSimulator

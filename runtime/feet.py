@@ -7,16 +7,20 @@ return is what the QP needs of the feet on the ground.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .body import GRAVITY, kin_scale
 from .effort import smoothstep
 from .legs import flatten_foot, stance_leg_rows
 from .reference import RefSample
 from .rest_steps import CLOSE_SHIFT_TIME, put_down, step_in
 from .rotation import quat_matrix
 
+HELD_STANCE = 0.4          # s: the source on one foot this long is balancing on it (a run's or a landing's passes over it)
+PRESSURE_MARGIN = 0.02     # m (1.62 m body): how far inside its bearing corners one foot's centre of pressure sits
 SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully
 
 
@@ -130,23 +134,22 @@ def swing(sim, k: int, foot: Foot, r: RefSample, phase: float, ankle_r, p_r, v_r
 
 
 def stand(sim, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, footing: "Footing") -> None:
-    """Add a standing foot to ``footing``: its sole corners near the floor (the two lowest if
-    none), and its leg's torque rows when torques are needed."""
+    """Add a standing foot to ``footing``: the sole corners that bear its load (bearing_corners),
+    and its leg's torque rows when torques are needed."""
     ref, body = sim.ref, sim.body
     foot_R = quat_matrix(r.foot_rot[k])
     ankle = ankle_r + foot.offset
     if sim.resting:  # a resting foot is flat on the floor
         foot_R = flatten_foot(foot_R)
         ankle = np.array([ankle[0], ankle[1], ref.floor - body.sole_drop])
-    corners = ankle + body.sole @ foot_R.T
-    heights = (corners[:, 2] - ref.floor).tolist()
-    keep = [i for i, z in enumerate(heights) if z < sim.contact_height]
-    if not keep:   # none near the floor: the two lowest corners
-        zs = corners[:, 2].tolist()
-        second = sorted(zs)[1]
-        keep = [i for i, z in enumerate(zs) if z <= second]
-    if len(keep) < len(heights):
-        corners = corners[keep]
+    pressure = None
+    if (sim.feet_roll and sum(f.stance for f in sim.feet) == 1
+            and ref.alone_span[ref.frame(sim.phase), k] >= HELD_STANCE):
+        pressure = pressure_centre(r, ref.floor)
+        if pressure is not None:
+            pressure = pressure - ankle_r[:2] + ankle[:2]
+    corners = bearing_corners(ankle, foot_R, body.sole, ref.floor, sim.contact_height, pressure,
+                              PRESSURE_MARGIN * kin_scale(body))
     corners[:, 2] = ref.floor
     if sim.fatigue is not None or sim.need_torques:
         footing.rows.append(stance_leg_rows(body, k, root_pos, root_R, ankle, foot_R, corners))
@@ -154,3 +157,63 @@ def stand(sim, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, foot
     footing.corners.append(corners)
     footing.ankles_xy.append(ankle[:2])
     footing.count += len(corners)
+
+
+def pressure_centre(r: RefSample, floor: float):
+    """Where the source's weight and inertia meet the floor (its zero-moment point, xy), or None
+    in a fall or a flight (nothing pushes on the floor)."""
+    g = -float(GRAVITY[2])
+    support = g + float(r.com_acc[2])
+    if support < 0.1 * g:
+        return None
+    return r.com[:2] - (float(r.com[2]) - floor) / support * r.com_acc[:2]
+
+
+def bearing_corners(ankle, foot_R, sole, floor: float, contact_height: float, pressure, margin: float):
+    """The sole corners (on the floor) that carry a standing foot's load.
+
+    The corners near the floor, as the pose holds the foot (the two lowest if none is).  With
+    one foot down (``pressure``: the source's centre of pressure, xy) the foot rolls under its
+    load instead: while that lies on the sole (within ``margin`` of it) but not ``margin`` inside
+    the corners near the floor, the next lowest corners bear too, up to the whole sole, flat; a
+    foot held above the floor bears flat on its whole sole.  Why: balance on one foot is moving
+    the centre of pressure about under the body, which an edge or a corner cannot do, and a
+    foot's pose in capture (no toe bones, a floor that drifts) is off by a few degrees and
+    centimetres: one-legged stances put on a heel, or on one corner of the toes, fell off a
+    support their source never had."""
+    corners = ankle + sole @ foot_R.T
+    heights = corners[:, 2] - floor
+    order = sorted(range(len(corners)), key=lambda i: heights[i])
+    near = [i for i in order if heights[i] < contact_height]
+    flat = ankle + sole @ flatten_foot(foot_R).T
+    if pressure is None:
+        bearing = corners[sorted(near or order[:2])]
+    elif not near:
+        bearing = flat.copy()
+    else:
+        chosen = near
+        if len(near) < len(order) and _inside(flat[:, :2], pressure) >= -margin:
+            for n in range(max(len(near), 3), len(order) + 1):
+                if n == len(order) or _inside(corners[order[:n], :2], pressure) >= margin:
+                    chosen = order[:n]
+                    break
+        whole = len(chosen) == len(order) > len(near)
+        bearing = flat.copy() if whole else corners[sorted(chosen)]
+    bearing[:, 2] = floor
+    return bearing
+
+
+def _inside(points: np.ndarray, q: np.ndarray) -> float:
+    """How far (xy) ``q`` lies inside the convex polygon of three or four ``points`` (negative:
+    outside, by the distance to its nearest edge's segment)."""
+    centre = points.mean(axis=0)
+    ring = points[sorted(range(len(points)), key=lambda i: math.atan2(points[i, 1] - centre[1], points[i, 0] - centre[0]))]
+    inside, nearest = True, math.inf
+    for a, b in zip(ring, np.roll(ring, -1, axis=0)):
+        edge, rel = b - a, q - a
+        length2 = float(edge @ edge)
+        t = 0.0 if length2 < 1e-18 else min(max(float(rel @ edge) / length2, 0.0), 1.0)
+        nearest = min(nearest, float(np.hypot(*(rel - t * edge))))
+        if edge[0] * rel[1] - edge[1] * rel[0] < 0.0:
+            inside = False
+    return nearest if inside else -nearest

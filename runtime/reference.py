@@ -45,6 +45,7 @@ class Reference:
     still: np.ndarray         # (T,) frames where the body stands still (slowing them changes nothing)
     ballistic: np.ndarray     # (T,) ground frames tied to a flight: its push-off and its landing
     support_reach: float      # largest horizontal COM-to-stance-ankle distance the clip itself uses
+    alone_span: np.ndarray    # (T, 2) s: how long the stretch on this foot alone that each frame belongs to lasts (else 0)
 
     @property
     def duration(self) -> float:
@@ -201,8 +202,20 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
         # opposite sign blended a foot through a half turn (tired takes, off-frame phases).
         ankle=ankle, foot_rot=quat.make_continuous(ck.link_rot[:, idx]), contact=ck.foot_contact,
         floor=ck.floor_height, standing_com=standing, restful=restful, still=still, ballistic=ballistic,
-        support_reach=support_reach,
+        support_reach=support_reach, alone_span=alone_spans(ck.foot_contact, clip.fps),
     )
+
+
+def alone_spans(contact: np.ndarray, fps: float) -> np.ndarray:
+    """Per frame and foot, how long in seconds the unbroken stretch on that foot alone (the
+    other one up) lasts that the frame is part of; 0 where the foot is not alone on the floor."""
+    span = np.zeros(contact.shape)
+    for k in range(contact.shape[1]):
+        alone = contact[:, k] & ~contact[:, 1 - k]
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], alone.astype(np.int8), [0]])))
+        for start, stop in zip(edges[::2], edges[1::2]):
+            span[start:stop, k] = (stop - start) / fps
+    return span
 
 
 def _ballistic_stance(contact: np.ndarray, com_vel_z: np.ndarray, fps: float) -> np.ndarray:

@@ -145,6 +145,7 @@ class SrbSimulator:
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
         self.books_fatigue = True   # False: another simulator applies the torques and books them
+        self.feet_roll = True       # a foot alone on the floor rolls under its load (feet.bearing_corners)
         self.p_target, self.v_target = self.p.copy(), self.v.copy()   # the step's COM target
         self.leg_dofs = body.leg_dofs.ravel()
         # A policy (runtime.policy) corrects the rule every control step: swing-foot landing
