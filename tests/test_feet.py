@@ -88,3 +88,12 @@ def test_a_push_off_the_toes_stays_on_the_toes_when_its_load_is_there(sole):
     bearing = feet.bearing_corners(ankle, R, sole, FLOOR, NEAR, ahead, MARGIN)
     assert len(bearing) == 2
     assert (bearing[:, :2] @ R[:2, 0]).min() > (ankle[:2] @ R[:2, 0])      # the toe corners
+
+
+def test_how_long_the_source_stands_on_one_foot_alone():
+    from runtime.reference import alone_spans
+
+    contact = np.array([[1, 1], [1, 0], [1, 0], [1, 0], [1, 1], [0, 1], [0, 0], [1, 0]], dtype=bool)
+    span = alone_spans(contact, fps=10.0)
+    np.testing.assert_allclose(span[:, 0], [0, 0.3, 0.3, 0.3, 0, 0, 0, 0.1])
+    np.testing.assert_allclose(span[:, 1], [0, 0, 0, 0, 0, 0.1, 0, 0])
