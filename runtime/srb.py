@@ -421,6 +421,7 @@ class SrbSimulator:
                 foot.lift_phase = phase
                 foot.land_phase = ref.next_contact_start(k, phase) or ref.duration
         self.shift = np.zeros(3)
+        self.lag = np.zeros(3)
         self.turn = None
         self.flight_sped = False
         self._support, self._off_balance = [], 0.0

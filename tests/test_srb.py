@@ -832,3 +832,18 @@ def test_fresh_and_moderately_tired_bodies_never_stop():
         take = simulate.simulate(clip, schedule.from_fitness(0.25, 30.0, time_scale=20.0), seconds=6.0,
                                  out_fps=30.0, simulate_limbs=False)
         assert "halt" not in [e["kind"] for e in take.events]
+
+
+def test_after_floor_work_the_body_goes_on_from_the_source_not_from_an_old_lag(kin, body):
+    """Floor work keeps the keyed pose, so the body takes over where the source is: its centre of
+    mass aims at the source's, not behind it by the lag that tired strides built up before (that
+    aimed a one-legged stance 8 cm off its only foot, and it fell)."""
+    walk = load("walk")
+    ref = srb_reference.build_reference(walk, kin.analyse(walk), body)
+    sim = srb.SrbSimulator(ref, body)
+    sim.lag[:2] = (-0.01, -0.08)
+    sim.shift[:2] = (0.05, 0.0)
+    sim.resume_at(0.5)
+    r = ref.sample(0.5)
+    np.testing.assert_allclose(sim.com_target(r), r.com)
+    np.testing.assert_allclose(sim.p, r.com)
