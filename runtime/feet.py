@@ -19,7 +19,6 @@ from .reference import RefSample
 from .rest_steps import CLOSE_SHIFT_TIME, put_down, step_in
 from .rotation import quat_matrix
 
-HELD_STANCE = 0.4          # s: the source on one foot this long is balancing on it (a run's or a landing's passes over it)
 PRESSURE_MARGIN = 0.02     # m (1.62 m body): how far inside its bearing corners one foot's centre of pressure sits
 SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully
 
@@ -143,8 +142,7 @@ def stand(sim, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, foot
         foot_R = flatten_foot(foot_R)
         ankle = np.array([ankle[0], ankle[1], ref.floor - body.sole_drop])
     pressure = None
-    if (sim.feet_roll and sum(f.stance for f in sim.feet) == 1
-            and ref.alone_span[ref.frame(sim.phase), k] >= HELD_STANCE):
+    if sim.feet_roll and sum(f.stance for f in sim.feet) == 1 and ref.balancing(sim.phase, k):
         pressure = pressure_centre(r, ref.floor)
         if pressure is not None:
             pressure = pressure - ankle_r[:2] + ankle[:2]

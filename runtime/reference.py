@@ -20,6 +20,7 @@ BALLISTIC_STANCE = 0.25   # s: the longest push-off or landing absorption a flig
 TWO_FOOTED_WITHIN = 0.1   # s: a take-off or landing with both feet down this close to it is a jump's
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
 STILL_SPEED = 0.1        # m/s (1.62 m body): a centre of mass slower than this, both feet down, ...
+HELD_STANCE = 0.4         # s: the source on one foot alone this long is balancing on it (a run's stride or a landing passes over it)
 STILL_ACCELERATION = 0.5  # m/s^2 (1.62 m body): ... and accelerating less: the body stands still
 
 
@@ -55,6 +56,10 @@ class Reference:
         x = min(max(phase * self.clip.fps, 0.0), self.clip.frames - 1.0)
         i = min(int(x), self.clip.frames - 2)
         return i, x - i
+
+    def balancing(self, phase: float, foot: int) -> bool:
+        """Whether the source balances on ``foot`` at ``phase``: on it alone for HELD_STANCE or longer."""
+        return bool(self.alone_span[self.frame(phase), foot] >= HELD_STANCE)
 
     def frame(self, phase: float) -> int:
         """The clip frame nearest to ``phase`` (for per-frame flags: contact, restful, ballistic)."""
