@@ -226,6 +226,12 @@ def cmd_eval_policy(argv: list[str]) -> int:
     return policy_eval.main(argv)
 
 
+def cmd_sampler(argv: list[str]) -> int:
+    import sampler_bench
+
+    return sampler_bench.main(argv)
+
+
 def cmd_build(argv: list[str]) -> int:
     import build_extension
 
@@ -234,7 +240,7 @@ def cmd_build(argv: list[str]) -> int:
 
 COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench,
             "bake": cmd_bake, "bench-bake": cmd_bench_bake, "train": cmd_train,
-            "eval-policy": cmd_eval_policy, "corpus": cmd_corpus}
+            "eval-policy": cmd_eval_policy, "corpus": cmd_corpus, "sampler": cmd_sampler}
 
 
 def main(argv: list[str]) -> int:
