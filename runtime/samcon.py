@@ -9,10 +9,10 @@ moment on the root, ever), scores the end of each window against the clip and ke
 The simulator itself finds the foot roll, timing and centre of pressure the clip leaves out.
 
 The body is the proxy's (runtime.body_description), each ball joint as three hinges (x, y, z in
-the joint's frame) so that MuJoCo's own position servos drive every DoF: the PD runs in C.
-Samples run in worker processes, one per core; the search is seeded from the clip's numbers and
-every sample's result depends only on its parent state and offsets, so a take is the same bit for
-bit however the samples are spread over the workers.
+the joint's frame) so that MuJoCo's own position servos drive every DoF: the PD runs in C, and
+so do the samples, in MuJoCo's threaded rollouts (one thread per core).  The search is seeded
+from the clip's numbers and every sample's result depends only on its parent state and offsets,
+so a take is the same bit for bit however the samples are spread over the threads.
 """
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ SPREAD = {"chest": 0.1, "neck": 0.05, "hip": 0.2, "knee": 0.2, "ankle": 0.2, "sh
 FOOT_LINKS = ("right_ankle", "left_ankle")
 TIP_LINKS = FOOT_LINKS + ("right_wrist", "left_wrist")
 DAMPING_RATIO = 0.1       # s: kd / kp of every servo
+FALL_COST = 1e3           # a sample whose look-ahead falls
 STRENGTH_HEADROOM = 3.0   # motors' caps over the proxy's default strength while fresh
 
 
@@ -48,18 +49,19 @@ def _kind(name: str) -> str:
 @dataclass(frozen=True)
 class SamconSettings:
     window: float = 0.1            # s of motion per sampling window
-    rate: float = 500.0            # Hz, physics
-    samples: int = 400             # simulated per window
-    keep: int = 40                 # states kept between windows
+    rate: float = 250.0            # Hz, physics
+    samples: int = 600             # simulated per window
+    keep: int = 60                 # states kept between windows
     retries: int = 2               # a window where nothing survives: this many more rounds, each twice as big
     pose_weight: float = 1.0       # joint angles (rad^2)
     root_weight: float = 1.0       # pelvis orientation
     end_weight: float = 10.0       # feet and hands relative to the centre of mass (m^2)
     balance_weight: float = 10.0   # centre of mass over the feet, and its height
-    position_weight: float = 10.0  # centre of mass on the clip's path across the floor
+    position_weight: float = 30.0  # centre of mass on the clip's path across the floor
     velocity_weight: float = 1.0   # ... and at the clip's pace
     spread_scale: float = 1.0
-    workers: int = 0               # processes (0: one per core)
+    lookahead: int = 2             # windows each sample is followed on (the clip's targets) before it is scored
+    workers: int = 0               # threads simulating samples (0: one per core)
 
 
 @dataclass
@@ -126,7 +128,7 @@ class SampledBody:
     on the root)."""
 
     def __init__(self, height: float = proxy.DEFAULT_HEIGHT, mass: float = proxy.DEFAULT_MASS,
-                 floor: float = 0.0, rate: float = 500.0, orders: tuple | None = None, plan=None):
+                 floor: float = 0.0, rate: float = 250.0, orders: tuple | None = None, plan=None):
         import mujoco
 
         self._mj = mujoco
@@ -155,16 +157,21 @@ class SampledBody:
                 dof_names.append(j.name)
         for name, k in zip(dof_names, kp):
             servos.append(f'    <position name="{name}" joint="{name}" kp="{k!r}" forcelimited="true" forcerange="-1 1"/>')
-        text = text.replace("</mujoco>", "  <actuator>\n" + "\n".join(servos) + "\n  </actuator>\n</mujoco>")
+        # Sensors, read for every sample at every step by MuJoCo's rollouts: whether each body but
+        # the feet touches the floor (a fall), then the feet and hands, the centre of mass and its
+        # velocity (the cost).
+        touching = [link.name for link in proxy_links(height, plan) if link.shapes and link.name not in FOOT_LINKS]
+        sensors = [f'    <contact name="floor_{n}" body1="{n}" geom2="floor" data="found" num="1"/>' for n in touching]
+        sensors += [f'    <framepos objtype="xbody" objname="{n}"/>' for n in TIP_LINKS]
+        sensors += ['    <subtreecom body="base"/>', '    <subtreelinvel body="base"/>']
+        text = text.replace("</mujoco>", "  <actuator>\n" + "\n".join(servos) + "\n  </actuator>\n  <sensor>\n"
+                            + "\n".join(sensors) + "\n  </sensor>\n</mujoco>")
+        self.touch_sensors = len(touching)
         self.model = m = mujoco.MjModel.from_xml_string(text)
         self.data = mujoco.MjData(m)
         self.qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in dof_names])
         m.dof_damping[[m.jnt_dofadr[m.joint(n).id] for n in dof_names]] = kp * DAMPING_RATIO
         self._tips = [m.body(n).id for n in TIP_LINKS]
-        feet = {m.body(n).id for n in FOOT_LINKS}
-        floor_id = m.geom("floor").id
-        self._bad_geom = np.array([g != floor_id and m.geom_bodyid[g] not in feet for g in range(m.ngeom)])
-        self._ball = np.array([j.dofs == 3 for j in self.joints])
         self._first = np.cumsum([0] + [j.dofs for j in self.joints])[:-1]
 
     def set_caps(self, caps: np.ndarray) -> None:
@@ -205,14 +212,6 @@ class SampledBody:
         self.data.time = 0.0
         self._mj.mj_forward(self.model, self.data)
 
-    def fallen(self) -> bool:
-        """Anything but a foot touches the floor."""
-        n = self.data.ncon
-        if n == 0:
-            return False
-        c = self.data.contact
-        return bool(self._bad_geom[c.geom1[:n]].any() or self._bad_geom[c.geom2[:n]].any())
-
     def features(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(tips (4, 3), centre of mass, its velocity) now."""
         self._mj.mj_subtreeVel(self.model, self.data)
@@ -223,7 +222,7 @@ class SampledBody:
 # -- the search ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Plan:
-    """What every worker needs: the body and the clip's servo targets, per physics step, and its
+    """What the search needs: the body and the clip's servo targets, per physics step, and its
     features at every window's end."""
     height: float
     mass: float
@@ -239,60 +238,61 @@ class _Plan:
     orders: tuple = ()
 
 
-_WORKER: dict = {}
+class _Rollouts:
+    """Simulates batches of windows with MuJoCo's threaded rollouts (one MjData per core): the
+    physics and the servos run in C, the samples in parallel."""
+
+    def __init__(self, body: SampledBody, threads: int):
+        import mujoco
+        from mujoco import rollout
+
+        self._rollout = rollout.rollout
+        self.body = body
+        self.spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        self.datas = [mujoco.MjData(body.model) for _ in range(max(1, threads))]
+        m = body.model
+        self.nq = m.nq
+        self.touch = body.touch_sensors
+
+    def state_of(self, qpos, qvel) -> np.ndarray:
+        import mujoco
+
+        b = self.body
+        b.set_state(qpos, qvel)
+        out = np.empty(mujoco.mj_stateSize(b.model, self.spec))
+        mujoco.mj_getState(b.model, b.data, out, self.spec)
+        return out
+
+    def run(self, states: np.ndarray, controls: np.ndarray):
+        """(states, fallen, sensors) after every step (N, steps, ...) of rollouts from ``states``
+        (N, nstate) under ``controls`` (N, steps, 28)."""
+        state, sensors = self._rollout(self.body.model, self.datas, states, controls)
+        fell = sensors[:, :, :self.touch].max(axis=2) > 0.0
+        return state, fell, sensors
 
 
-def _worker_init(plan: _Plan) -> None:
-    _WORKER["plan"] = plan
-    _WORKER["body"] = SampledBody(plan.height, plan.mass, plan.floor, plan.settings.rate, plan.orders)
-
-
-def _run_window(plan: _Plan, body: SampledBody, w: int, qpos, qvel, offset, caps, record=False):
-    """Simulate window ``w`` from (qpos, qvel) with ``offset`` on the targets: (cost or None if
-    it fell, qpos, qvel, recorded qpos per step if ``record``)."""
-    body.set_caps(caps)
-    body.set_state(qpos, qvel)
-    n = plan.steps_per_window
-    base = w * n
-    targets = plan.targets[base + 1:base + n + 1] + offset
-    mj, m, d = body._mj, body.model, body.data
-    recorded = []
-    for i in range(n):
-        d.ctrl[:] = targets[i]
-        mj.mj_step(m, d)
-        if body.fallen():
-            return None, None, None, recorded
-        if record:
-            recorded.append(d.qpos.copy())
-    return _cost(plan, body, w + 1), d.qpos.copy(), d.qvel.copy(), recorded
-
-
-def _cost(plan: _Plan, body: SampledBody, end: int) -> float:
+def _costs(plan: _Plan, body: SampledBody, end: int, states: np.ndarray, sensors: np.ndarray) -> np.ndarray:
+    """Cost of every sample (rows of end ``states`` and ``sensors``) against the clip at window
+    end ``end``."""
     s = plan.settings
-    d = body.data
-    angles = d.qpos[body.qadr]
+    qpos = states[:, 1:1 + body.model.nq]
+    angles = qpos[:, body.qadr]
     diff = np.abs(np.remainder(angles - plan.ref_angles[end] + math.pi, 2.0 * math.pi) - math.pi)
-    pose = float(diff @ diff)
-    root = np.array([d.qpos[4], d.qpos[5], d.qpos[6], d.qpos[3]])
-    turn = 2.0 * math.acos(min(1.0, abs(float(root @ plan.ref_root[end]))))
-    tips, com, com_vel = body.features()
-    rel = (tips - com) - (plan.ref_tips[end] - plan.ref_com[end])
-    feet = (tips[:2, :2].mean(axis=0) - com[:2]) - (plan.ref_tips[end, :2, :2].mean(axis=0) - plan.ref_com[end, :2])
-    balance = float(feet @ feet) + float(com[2] - plan.ref_com[end, 2]) ** 2
-    path = com[:2] - plan.ref_com[end, :2]
+    pose = (diff * diff).sum(axis=1)
+    root = qpos[:, [4, 5, 6, 3]]
+    turn = 2.0 * np.arccos(np.minimum(1.0, np.abs(root @ plan.ref_root[end])))
+    t = body.touch_sensors
+    tips = sensors[:, t:t + 3 * len(TIP_LINKS)].reshape(-1, len(TIP_LINKS), 3)
+    com = sensors[:, t + 3 * len(TIP_LINKS):t + 3 * len(TIP_LINKS) + 3]
+    com_vel = sensors[:, t + 3 * len(TIP_LINKS) + 3:t + 3 * len(TIP_LINKS) + 6]
+    rel = (tips - com[:, None, :]) - (plan.ref_tips[end] - plan.ref_com[end])
+    feet = (tips[:, :2, :2].mean(axis=1) - com[:, :2]) - (plan.ref_tips[end, :2, :2].mean(axis=0) - plan.ref_com[end, :2])
+    balance = (feet * feet).sum(axis=1) + (com[:, 2] - plan.ref_com[end, 2]) ** 2
+    path = com[:, :2] - plan.ref_com[end, :2]
     pace = com_vel - plan.ref_com_vel[end]
-    return (s.pose_weight * pose + s.root_weight * turn * turn + s.end_weight * float((rel * rel).sum())
-            + s.balance_weight * balance + s.position_weight * float(path @ path) + s.velocity_weight * float(pace @ pace))
-
-
-def _sample_batch(args):
-    w, jobs, caps = args
-    plan, body = _WORKER["plan"], _WORKER["body"]
-    out = []
-    for qpos, qvel, offset in jobs:
-        cost, q, v, _ = _run_window(plan, body, w, qpos, qvel, offset, caps)
-        out.append((cost, q, v))
-    return out
+    return (s.pose_weight * pose + s.root_weight * turn * turn + s.end_weight * (rel * rel).sum(axis=(1, 2))
+            + s.balance_weight * balance + s.position_weight * (path * path).sum(axis=1)
+            + s.velocity_weight * (pace * pace).sum(axis=1))
 
 
 def _seed(clip: Clip, settings: SamconSettings) -> int:
@@ -349,58 +349,58 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     q1 = body.qpos_of(pos[1], rot[1], body.angles_of(start[1]))
     v0 = np.zeros(body.model.nv)
     body._mj.mj_differentiatePos(body.model, v0, dt, q0, q1)
-    kept = [(0.0, q0, v0, None)]        # (cost, qpos, qvel, path node: (parent node, window offset))
-    workers = s.workers or (os.cpu_count() or 1)
-    pool = None
-    if workers > 1:
-        import multiprocessing as mp
-        pool = mp.get_context("fork" if hasattr(os, "fork") else "spawn").Pool(workers, _worker_init, (plan,))
-    else:
-        _worker_init(plan)
+    threads = s.workers or (os.cpu_count() or 1)
+    sim = _Rollouts(body, threads)
+    body.set_caps(caps)
+    first = sim.state_of(q0, v0)
+    kept = [(0.0, first, None)]        # (cost, state, path node: (parent node, window offset))
     steps, fell_at, costs = 0, None, []
-    try:
-        for w in range(windows):
-            results, rounds, count = [], 0, s.samples
-            while True:
-                parents = [kept[k % len(kept)] for k in range(count)]
-                offsets = rng.standard_normal((count, len(spread))) * spread
-                jobs = [(p[1], p[2], o) for p, o in zip(parents, offsets)]
-                chunks = [jobs[i::workers] for i in range(workers)] if pool else [jobs]
-                outs = pool.map(_sample_batch, [(w, c, caps) for c in chunks]) if pool else [_sample_batch((w, jobs, caps))]
-                merged = [None] * count
-                for i, out in enumerate(outs):
-                    for k, r in enumerate(out):
-                        merged[i + k * workers if pool else k] = r
-                steps += count * n
-                results = [(r[0], r[1], r[2], (p[3], o)) for r, p, o in zip(merged, parents, offsets) if r[0] is not None]
-                if results or rounds >= s.retries:
-                    break
-                rounds, count = rounds + 1, count * 2
-            if not results:
-                fell_at = w * n * dt
+    for w in range(windows):
+        window_targets = plan.targets[w * n + 1:(w + 1) * n + 1]
+        ahead = min(s.lookahead, windows - 1 - w)       # windows simulated on beyond, following the clip
+        following = plan.targets[(w + 1) * n + 1:(w + 1 + ahead) * n + 1]
+        count, rounds = s.samples, 0
+        while True:
+            parents = [kept[k % len(kept)] for k in range(count)]
+            offsets = rng.standard_normal((count, len(spread))) * spread
+            controls = window_targets[None] + offsets[:, None, :]
+            if ahead:
+                controls = np.concatenate([controls, np.broadcast_to(following, (count,) + following.shape)], axis=1)
+            states, fallen, sensors = sim.run(np.array([p[1] for p in parents]), controls)
+            steps += count * n * (1 + ahead)
+            alive = np.flatnonzero(~fallen[:, :n].any(axis=1))
+            if len(alive) or rounds >= s.retries:
                 break
-            results.sort(key=lambda r: r[0])
-            kept = results[:s.keep]
-            costs.append(kept[0][0])
-            if progress is not None:
-                progress((w + 1) / windows)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-    # Replay the best path, recording every step.
-    path, node = [], kept[0][3]
+            count, rounds = count * 2, rounds + 1
+        if not len(alive):
+            fell_at = w * n * dt
+            break
+        ends = states[:, n - 1]
+        scores = _costs(plan, body, w + 1, ends[alive], sensors[alive, n - 1])
+        for a in range(1, ahead + 1):
+            later = _costs(plan, body, w + 1 + a, states[alive, (a + 1) * n - 1], sensors[alive, (a + 1) * n - 1])
+            later[fallen[alive, :(a + 1) * n].any(axis=1)] = FALL_COST
+            scores = scores + later
+        best = alive[np.argsort(scores, kind="stable")[:s.keep]]
+        ranked = np.sort(scores, kind="stable")[:s.keep]
+        kept = [(float(c), ends[i].copy(), (parents[i][2], offsets[i])) for c, i in zip(ranked, best)]
+        costs.append(kept[0][0])
+        if progress is not None:
+            progress((w + 1) / windows)
+    # Replay the best path, recording every step (the same rollouts: the same bits).
+    path, node = [], kept[0][2]
     while node is not None:
         node, offset = node
         path.append(offset)
     path.reverse()
-    qs, qpos, qvel = [q0], q0, v0
+    qs, state = [q0], first
     for w, offset in enumerate(path):
-        _, qpos, qvel, recorded = _run_window(plan, body, w, qpos, qvel, offset, caps, record=True)
-        qs.extend(recorded)
+        every, _, _ = sim.run(state[None], (plan.targets[w * n + 1:(w + 1) * n + 1] + offset)[None])
+        qs.extend(every[0, :, 1:1 + body.model.nq])
+        state = every[0, -1].copy()
     tracked = len(qs) - 1
     frame_times = np.arange(int(math.floor(tracked * dt * clip.fps + 1e-9)) + 1) / clip.fps
     q = np.array([qs[i] for i in np.minimum(np.round(frame_times / dt).astype(int), tracked)])
     return SamconResult(root_pos=q[:, 0:3].copy(), root_rot=q[:, [4, 5, 6, 3]].copy(),
                         joint_rots=body.rotations_of(q[:, body.qadr]), fell_at=fell_at, seconds=tracked * dt,
-                        wall_seconds=_time.perf_counter() - wall0, simulated_steps=steps, workers=workers, costs=costs)
+                        wall_seconds=_time.perf_counter() - wall0, simulated_steps=steps, workers=threads, costs=costs)

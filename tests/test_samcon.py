@@ -58,7 +58,7 @@ def _digest(result) -> str:
     return hashlib.sha256(result.root_pos.tobytes() + result.joint_rots.tobytes()).hexdigest()
 
 
-def test_the_same_take_whatever_the_number_of_processes():
+def test_the_same_take_whatever_the_number_of_threads():
     walk = _load("walk")
     floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
     runs = [samcon.track(walk, 0.4, samcon.SamconSettings(samples=24, keep=6, workers=w), floor=floor) for w in (1, 2, 1)]
@@ -75,7 +75,7 @@ def test_a_sampled_walk_stays_up_on_its_own_and_follows_the_clip():
     alone = samcon.track(walk, 3.0, samcon.SamconSettings(samples=1, keep=1, spread_scale=0.0, retries=0,
                                                           workers=1), floor=floor)
     assert alone.fell_at is not None and alone.fell_at < 1.5
-    sampled = samcon.track(walk, 3.0, samcon.SamconSettings(samples=100, keep=20), floor=floor)
+    sampled = samcon.track(walk, 3.0, samcon.SamconSettings(samples=300, keep=30), floor=floor)
     assert sampled.fell_at is None
     pos, _, joints = walk.sample_many(np.arange(len(sampled.root_pos)) / walk.fps)
     joint_err = 2.0 * np.arccos(np.minimum(np.abs((sampled.joint_rots * joints).sum(axis=-1)), 1.0))

@@ -51,13 +51,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="seconds of motion per clip (default 10)")
     ap.add_argument("--samples", type=int, default=samcon.SamconSettings.samples)
     ap.add_argument("--keep", type=int, default=samcon.SamconSettings.keep)
-    ap.add_argument("--workers", type=int, default=0, help="processes (default: one per core)")
+    ap.add_argument("--workers", type=int, default=0, help="simulation threads (default: one per core)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     settings = samcon.SamconSettings(samples=args.samples, keep=args.keep, workers=args.workers)
     rows = []
     print(f"sampling {settings.samples} per {settings.window:g} s window, {settings.keep} kept, "
-          f"{args.workers or os.cpu_count()} processes; fresh, no root help")
+          f"{args.workers or os.cpu_count()} threads, {settings.lookahead} windows of look-ahead; fresh, no root help")
     for name in args.clips.split(","):
         row = measure(name, args.seconds, settings)
         rows.append(row)
