@@ -16,6 +16,7 @@ so a take is the same bit for bit however the samples are spread over the thread
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import os
@@ -24,10 +25,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import proxy, quat
+from . import kinematics, proxy, quat
 from .body_description import proxy_links
 from .clip import Clip
 from .mujoco_proxy import _v, mjcf
+from .schedule import ScheduledModel
+from .take import Event, Take
 
 # PD stiffness per joint at the default 45 kg body (DeepMimic's humanoid); damping kp / 10.
 GAINS = {"chest": 1000.0, "neck": 100.0, "hip": 500.0, "knee": 500.0, "ankle": 400.0,
@@ -76,6 +79,36 @@ class SamconResult:
     simulated_steps: int
     workers: int
     costs: list = field(default_factory=list)    # best cost per window
+    torque: np.ndarray | None = None             # (T, DoF) N m the servos applied at each frame
+    peak_torque: np.ndarray | None = None        # (DoF,) the largest |torque| along the path, every step
+    fatigue: dict | None = None                  # MA, MR, MF, TL, RC: (T, DoF) (None: fatigue off)
+    com: np.ndarray | None = None                # (T, 3) centre of mass
+    contacts: np.ndarray | None = None           # (T, 2) right, left foot on the floor
+    fps: float = 30.0
+    tau_max: np.ndarray | None = None            # (DoF,) the strength the motors were capped by
+    height: float = proxy.DEFAULT_HEIGHT
+
+    def take(self, name: str) -> Take:
+        """This track as a Take (torque mode: the pose as simulated, no help on the root), so
+        that everything that measures a take measures it."""
+        frames = len(self.root_pos)
+        tl = np.minimum(np.abs(self.torque) / self.tau_max, 1.0)
+        fatigue = self.fatigue or {"MA": tl, "MR": 1.0 - tl, "MF": np.zeros_like(tl), "TL": tl, "RC": np.ones_like(tl)}
+        events = [] if self.fell_at is None else [Event(self.fell_at, "fall").at(self.fps)]
+        clip = Clip(name=f"{name}.sampled", fps=self.fps, root_pos=self.root_pos,
+                    root_rot=quat.make_continuous(self.root_rot), joint_rots=quat.make_continuous(self.joint_rots),
+                    loop=False)
+        # Feet on the floor as every take finds them: from the pose's geometry (kinematics.analyse).
+        contacts = kinematics.shared(self.height, None, "mujoco").analyse(clip).foot_contact
+        return Take(mode="torque", fps=self.fps, clip=clip,
+                    reference_time=np.arange(frames) / self.fps, fatigue=fatigue, torque=self.torque,
+                    contacts=contacts, residual_force=np.zeros((frames, 3)), com=self.com, events=events,
+                    notes={"body": "the whole body, sampled (no root help)"}, tau_max=self.tau_max,
+                    strength=np.broadcast_to(self.tau_max, self.torque.shape).copy(),
+                    stats={"seconds_simulated": self.seconds, "wall_seconds": self.wall_seconds,
+                           "realtime_x": self.seconds / self.wall_seconds if self.wall_seconds > 0 else float("inf"),
+                           "residual_moment_nm_mean": 0.0, "floor_work": 0.0, "behind_source_m": 0.0},
+                    engine="mujoco")
 
 
 # -- the body ----------------------------------------------------------------------------------
@@ -164,9 +197,15 @@ class SampledBody:
         sensors = [f'    <contact name="floor_{n}" body1="{n}" geom2="floor" data="found" num="1"/>' for n in touching]
         sensors += [f'    <framepos objtype="xbody" objname="{n}"/>' for n in TIP_LINKS]
         sensors += ['    <subtreecom body="base"/>', '    <subtreelinvel body="base"/>']
+        sensors += [f'    <actuatorfrc actuator="{name}"/>' for name in dof_names]
+        sensors += [f'    <contact name="floor_{n}" body1="{n}" geom2="floor" data="found" num="1"/>' for n in FOOT_LINKS]
         text = text.replace("</mujoco>", "  <actuator>\n" + "\n".join(servos) + "\n  </actuator>\n  <sensor>\n"
                             + "\n".join(sensors) + "\n  </sensor>\n</mujoco>")
         self.touch_sensors = len(touching)
+        com_at = len(touching) + 3 * len(TIP_LINKS)
+        self.com_sensor = slice(com_at, com_at + 3)
+        self.torque_sensors = slice(com_at + 6, com_at + 6 + len(dof_names))
+        self.foot_sensors = slice(com_at + 6 + len(dof_names), com_at + 8 + len(dof_names))
         self.model = m = mujoco.MjModel.from_xml_string(text)
         self.data = mujoco.MjData(m)
         self.qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in dof_names])
@@ -253,6 +292,7 @@ class _Rollouts:
         m = body.model
         self.nq = m.nq
         self.touch = body.touch_sensors
+        self.models: list = []
 
     def state_of(self, qpos, qvel) -> np.ndarray:
         import mujoco
@@ -263,12 +303,36 @@ class _Rollouts:
         mujoco.mj_getState(b.model, b.data, out, self.spec)
         return out
 
-    def run(self, states: np.ndarray, controls: np.ndarray):
+    def capped(self, caps: list[np.ndarray]) -> list:
+        """One model per row of ``caps`` (its motors capped so), kept between calls."""
+        import copy as _copy
+
+        while len(self.models) < len(caps):
+            self.models.append(_copy.copy(self.body.model))
+        for m, c in zip(self.models, caps):
+            m.actuator_forcerange[:, 0] = -c
+            m.actuator_forcerange[:, 1] = c
+        return self.models[:len(caps)]
+
+    def run(self, states: np.ndarray, controls: np.ndarray, models=None):
         """(states, fallen, sensors) after every step (N, steps, ...) of rollouts from ``states``
-        (N, nstate) under ``controls`` (N, steps, 28)."""
-        state, sensors = self._rollout(self.body.model, self.datas, states, controls)
+        (N, nstate) under ``controls`` (N, steps, 28), each with its model in ``models`` (N; None:
+        the body's)."""
+        state, sensors = self._rollout(self.body.model if models is None else models, self.datas, states, controls)
         fell = sensors[:, :, :self.touch].max(axis=2) > 0.0
         return state, fell, sensors
+
+
+def _booked(fatigue, torques: np.ndarray, tau_max: np.ndarray, start: float, dt: float):
+    """A copy of the 3CC state ``fatigue`` (None: fatigue off) after booking ``torques`` (steps,
+    DoF), one per physics step from time ``start``."""
+    if fatigue is None:
+        return None
+    out = copy.copy(fatigue)
+    out.model = copy.deepcopy(fatigue.model)
+    for k, torque in enumerate(torques):
+        out.step_torque(torque, tau_max, start + k * dt, dt)
+    return out
 
 
 def _costs(plan: _Plan, body: SampledBody, end: int, states: np.ndarray, sensors: np.ndarray) -> np.ndarray:
@@ -330,16 +394,21 @@ def _plan(clip: Clip, duration: float, s: SamconSettings, height: float, mass: f
 
 def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | None = None,
           height: float = proxy.DEFAULT_HEIGHT, mass: float = proxy.DEFAULT_MASS, floor: float = 0.0,
-          caps: np.ndarray | None = None, progress=None) -> SamconResult:
+          tau_max: np.ndarray | None = None, schedule=None, progress=None) -> SamconResult:
     """Track ``clip`` (its first ``seconds``; a looping clip cycles) by sampling; every motor
-    within ``caps`` per DoF (default: STRENGTH_HEADROOM times the proxy's default strength)."""
+    within its strength ``tau_max`` per DoF (default: STRENGTH_HEADROOM times the proxy's
+    default), and under a fatigue ``schedule`` (runtime.schedule.FatigueSchedule; None: fatigue
+    off) within RC x tau_max: every kept path carries its own 3CC state, booked with the torques
+    its servos applied at every step, and a window's samples are capped by the best path's
+    residual capacity at its start."""
     s = settings or SamconSettings()
     wall0 = _time.perf_counter()
     duration = clip.duration if seconds is None else (seconds if clip.loop else min(seconds, clip.duration))
     plan, pos, rot = _plan(clip, duration, s, height, mass, floor)
     body = SampledBody(height, mass, floor, s.rate, plan.orders)
-    if caps is None:
-        caps = np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS)) * STRENGTH_HEADROOM
+    if tau_max is None:
+        tau_max = np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS)) * STRENGTH_HEADROOM
+    tau_max = np.asarray(tau_max, dtype=np.float64)
     n, dt = plan.steps_per_window, 1.0 / s.rate
     windows = (len(plan.targets) - 1) // n
     rng = np.random.default_rng(_seed(clip, s))
@@ -351,22 +420,27 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     body._mj.mj_differentiatePos(body.model, v0, dt, q0, q1)
     threads = s.workers or (os.cpu_count() or 1)
     sim = _Rollouts(body, threads)
-    body.set_caps(caps)
     first = sim.state_of(q0, v0)
-    kept = [(0.0, first, None)]        # (cost, state, path node: (parent node, window offset))
+    fatigue0 = ScheduledModel(schedule) if schedule is not None else None
+    kept = [(0.0, first, None, fatigue0)]   # (cost, state, path node (parent node, offset, caps), 3CC state)
+    torque_at = body.torque_sensors
     steps, fell_at, costs = 0, None, []
     for w in range(windows):
         window_targets = plan.targets[w * n + 1:(w + 1) * n + 1]
         ahead = min(s.lookahead, windows - 1 - w)       # windows simulated on beyond, following the clip
         following = plan.targets[(w + 1) * n + 1:(w + 1 + ahead) * n + 1]
+        # Each kept path's motors within what it has left: RC x tau_max at the window's start.
+        caps = [tau_max * (k[3].model.residual_capacity if schedule is not None else 1.0) for k in kept]
+        models = sim.capped(caps)
         count, rounds = s.samples, 0
         while True:
             parents = [kept[k % len(kept)] for k in range(count)]
+            sample_models = [models[k % len(kept)] for k in range(count)]
             offsets = rng.standard_normal((count, len(spread))) * spread
             controls = window_targets[None] + offsets[:, None, :]
             if ahead:
                 controls = np.concatenate([controls, np.broadcast_to(following, (count,) + following.shape)], axis=1)
-            states, fallen, sensors = sim.run(np.array([p[1] for p in parents]), controls)
+            states, fallen, sensors = sim.run(np.array([p[1] for p in parents]), controls, sample_models)
             steps += count * n * (1 + ahead)
             alive = np.flatnonzero(~fallen[:, :n].any(axis=1))
             if len(alive) or rounds >= s.retries:
@@ -383,24 +457,45 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
             scores = scores + later
         best = alive[np.argsort(scores, kind="stable")[:s.keep]]
         ranked = np.sort(scores, kind="stable")[:s.keep]
-        kept = [(float(c), ends[i].copy(), (parents[i][2], offsets[i])) for c, i in zip(ranked, best)]
+        kept = [(float(c), ends[i].copy(), (parents[i][2], offsets[i], caps[i % len(caps)]),
+                 _booked(parents[i][3], sensors[i, :n, torque_at], tau_max, w * n * dt, dt))
+                for c, i in zip(ranked, best)]
         costs.append(kept[0][0])
         if progress is not None:
             progress((w + 1) / windows)
-    # Replay the best path, recording every step (the same rollouts: the same bits).
+    # Replay the best path, recording every step (the same rollouts: the same bits) and booking
+    # its torques again from the start (the same 3CC states the search carried).
     path, node = [], kept[0][2]
     while node is not None:
-        node, offset = node
-        path.append(offset)
+        node, offset, window_caps = node
+        path.append((offset, window_caps))
     path.reverse()
-    qs, state = [q0], first
-    for w, offset in enumerate(path):
-        every, _, _ = sim.run(state[None], (plan.targets[w * n + 1:(w + 1) * n + 1] + offset)[None])
+    qs, torques, state = [q0], [np.zeros(len(tau_max))], first
+    body.set_state(q0, v0)
+    coms, feet = [body.data.subtree_com[1].copy()], [np.zeros(2)]
+    model = ScheduledModel(schedule) if schedule is not None else None
+    snapshots = [model.model.snapshot()] if model is not None else None
+    for w, (offset, window_caps) in enumerate(path):
+        body.set_caps(window_caps)
+        every, _, sensors = sim.run(state[None], (plan.targets[w * n + 1:(w + 1) * n + 1] + offset)[None])
         qs.extend(every[0, :, 1:1 + body.model.nq])
+        torques.extend(sensors[0, :, torque_at])
+        coms.extend(sensors[0, :, body.com_sensor])
+        feet.extend(sensors[0, :, body.foot_sensors])
+        for k in range(n):
+            if model is not None:
+                model.step_torque(sensors[0, k, torque_at], tau_max, (w * n + k) * dt, dt)
+                snapshots.append(model.model.snapshot())
         state = every[0, -1].copy()
     tracked = len(qs) - 1
     frame_times = np.arange(int(math.floor(tracked * dt * clip.fps + 1e-9)) + 1) / clip.fps
-    q = np.array([qs[i] for i in np.minimum(np.round(frame_times / dt).astype(int), tracked)])
+    at = np.minimum(np.round(frame_times / dt).astype(int), tracked)
+    q = np.array([qs[i] for i in at])
+    torques = np.array(torques)
+    fatigue = ({k: np.array([snapshots[i][k] for i in at]) for k in snapshots[0]} if snapshots is not None else None)
     return SamconResult(root_pos=q[:, 0:3].copy(), root_rot=q[:, [4, 5, 6, 3]].copy(),
                         joint_rots=body.rotations_of(q[:, body.qadr]), fell_at=fell_at, seconds=tracked * dt,
-                        wall_seconds=_time.perf_counter() - wall0, simulated_steps=steps, workers=threads, costs=costs)
+                        wall_seconds=_time.perf_counter() - wall0, simulated_steps=steps, workers=threads, costs=costs,
+                        torque=torques[at], peak_torque=np.abs(torques).max(axis=0), fatigue=fatigue,
+                        com=np.array(coms)[at], contacts=np.array(feet)[at] > 0.0, fps=clip.fps, tau_max=tau_max,
+                        height=height)

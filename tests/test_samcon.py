@@ -81,3 +81,25 @@ def test_a_sampled_walk_stays_up_on_its_own_and_follows_the_clip():
     joint_err = 2.0 * np.arccos(np.minimum(np.abs((sampled.joint_rots * joints).sum(axis=-1)), 1.0))
     assert np.degrees(np.median(joint_err)) < 8.0
     assert np.median(np.linalg.norm(sampled.root_pos - pos, axis=1)) < 0.15
+
+
+def test_a_tired_sampled_body_books_its_torques_and_stays_within_what_it_has_left():
+    """Under fatigue every motor is capped by the residual capacity of the path it continues
+    (caps set per window from its start); the take carries the 3CC state of the path it chose."""
+    from runtime import schedule
+
+    walk = _load("walk")
+    floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
+    tau_max = np.array(samcon.proxy.dof_tau_max())
+    tired = schedule.from_fitness(0.1, fps=30, time_scale=60, initial_fatigue=0.5)
+    result = samcon.track(walk, 1.0, samcon.SamconSettings(samples=60, keep=10), floor=floor, tau_max=tau_max,
+                          schedule=tired)
+    rc = result.fatigue["RC"]
+    assert rc[0].max() <= 0.5 + 1e-9 and rc[-1].min() < rc[0].min()       # it started half spent and tired on
+    window = int(round(0.1 * walk.fps)) + 1
+    for f in range(1, len(rc)):
+        allowed = tau_max * rc[max(0, f - window):f].max(axis=0)
+        assert (np.abs(result.torque[f]) <= allowed + 1e-6).all()
+    take = result.take("walk")
+    assert take.mode == "torque" and not take.residual_force.any() and take.frames == len(result.root_pos)
+    assert take.contacts.any(axis=1).all()                                # a walk: a foot down at every frame

@@ -1,9 +1,11 @@
 """./fatigue sampler: the sampling-based whole-body tracker (runtime.samcon) on the bench clips,
-fresh, no root help, and what it costs.
+no root help, fresh and under the bench's fatigue conditions, and what it costs.
 
-Per clip: whether it stayed up (and where it fell), the median joint rotation error (degrees,
-every joint, every frame), the median root position error (m), and the compute it took per
-second of motion on this machine's cores.
+Per clip and condition: whether it stayed up (and where it fell), the median joint rotation error
+(degrees, every joint, every frame), the median root position error (m), the lowest residual
+capacity, and the compute it took per second of motion on this machine's cores.  A tired run's
+strength is calibrated on the fresh one (1.05 x its largest torque per DoF, never below the
+proxy's default, left and right alike), as the bake calibrates SRB mode's.
 """
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from runtime import clip as C  # noqa: E402
-from runtime import kinematics, samcon  # noqa: E402
+from runtime import kinematics, metrics, proxy, samcon  # noqa: E402
+
+import bench  # noqa: E402
 
 S1 = ("walk", "run", "jump", "kick", "punch", "dance_a", "dance_b", "spin")
 
@@ -30,19 +34,35 @@ def _angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return 2.0 * np.arccos(np.minimum(np.abs((a * b).sum(axis=-1)), 1.0))
 
 
-def measure(name: str, seconds: float, settings: samcon.SamconSettings) -> dict:
+def measure(name: str, seconds: float, settings: samcon.SamconSettings, condition: str = "fresh",
+            tau_max=None) -> tuple[dict, samcon.SamconResult]:
+    """The bench's measurements (tools/bench.measure) of one sampled track, and the track."""
     clip = C.load_deepmimic(C.deepmimic_clip_path(name))
     floor = kinematics.shared(engine="mujoco").analyse(clip).floor_height
-    result = samcon.track(clip, seconds, settings, floor=floor)
-    pos, _, joints = clip.sample_many(np.arange(len(result.root_pos)) / clip.fps)
-    return {
-        "clip": name, "survived": result.fell_at is None, "fall_time": result.fell_at,
-        "seconds": result.seconds,
-        "joint_err_deg": float(np.degrees(np.median(_angles(result.joint_rots, joints)))),
-        "root_err_m": float(np.median(np.linalg.norm(result.root_pos - pos, axis=1))),
-        "compute_s_per_motion_s": result.wall_seconds / max(result.seconds, 1e-9),
-        "cores": result.workers, "simulated_steps": result.simulated_steps,
-    }
+    sched = bench.condition_schedule(condition)
+    result = samcon.track(clip, seconds, settings, floor=floor, tau_max=tau_max, schedule=sched)
+    take = result.take(name)
+    row = bench.measure(clip, take, condition)
+    row.update(seconds=result.seconds, compute_s_per_motion_s=result.wall_seconds / max(result.seconds, 1e-9),
+               cores=result.workers, simulated_steps=result.simulated_steps)
+    row["_take"] = take
+    return row, result
+
+
+EFFECTS = (("apex", "jump_apex_ratio"), ("speed", "speed_ratio"), ("knee", "knee_flexion_gain_deg"),
+           ("head", "head_pitch_gain_deg"), ("arm", "arm_elevation_drop_deg"))
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def calibrated(fresh: samcon.SamconResult) -> np.ndarray:
+    """Strength per DoF from a fresh track: 1.05 x its largest torque, never below the default."""
+    peak = fresh.peak_torque.copy()
+    for right, left in proxy.mirrored_dofs():
+        peak[right] = peak[left] = max(peak[right], peak[left])
+    return np.maximum(np.array(proxy.dof_tau_max()), 1.05 * peak)
 
 
 def main(argv: list[str]) -> int:
@@ -52,24 +72,39 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--samples", type=int, default=samcon.SamconSettings.samples)
     ap.add_argument("--keep", type=int, default=samcon.SamconSettings.keep)
     ap.add_argument("--workers", type=int, default=0, help="simulation threads (default: one per core)")
+    ap.add_argument("--conditions", default="fresh", help="fresh, moderate, tired (comma-separated; fresh always runs)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     settings = samcon.SamconSettings(samples=args.samples, keep=args.keep, workers=args.workers)
+    conditions = [c for c in args.conditions.split(",") if c]
     rows = []
     print(f"sampling {settings.samples} per {settings.window:g} s window, {settings.keep} kept, "
-          f"{args.workers or os.cpu_count()} threads, {settings.lookahead} windows of look-ahead; fresh, no root help")
+          f"{args.workers or os.cpu_count()} threads, {settings.lookahead} windows of look-ahead; no root help")
     for name in args.clips.split(","):
-        row = measure(name, args.seconds, settings)
-        rows.append(row)
-        fell = f"FELL at {row['fall_time']:.1f} s" if not row["survived"] else "stood"
-        print(f"{name:10s} {fell:16s} {row['seconds']:5.1f} s  joint {row['joint_err_deg']:5.2f} deg  "
-              f"root {row['root_err_m']:.3f} m  {row['compute_s_per_motion_s']:5.1f} s compute per s of motion "
-              f"({row['cores']} cores)", flush=True)
+        fresh = None
+        for condition in ["fresh"] + [c for c in conditions if c != "fresh"]:
+            strength = calibrated(fresh) if fresh is not None else None
+            row, result = measure(name, args.seconds, settings, condition, strength)
+            take = row.pop("_take")
+            if fresh is None:
+                fresh, fresh_take = result, take
+                row.update(jump_apex_ratio=None, arm_elevation_drop_deg=None, knee_flexion_gain_deg=None,
+                           head_pitch_gain_deg=None)
+            else:
+                row.update(arm_elevation_drop_deg=metrics.arm_elevation_drop_deg(take, fresh_take),
+                           knee_flexion_gain_deg=metrics.knee_flexion_gain_deg(take, fresh_take),
+                           head_pitch_gain_deg=metrics.head_pitch_gain_deg(take, fresh_take))
+            rows.append(row)
+            fell = f"FELL at {row['fall_time']:.1f} s" if not row["survived"] else "stood"
+            effects = " ".join(f"{label} {_fmt(row[key])}" for label, key in EFFECTS) if condition != "fresh" else ""
+            print(f"{name:10s} {condition:9s} {fell:16s} {row['seconds']:5.1f} s  joint {row['joint_err_deg']:5.2f} deg  "
+                  f"root {row['root_err_m']:.3f} m  min RC {row['min_rc']:.2f}  "
+                  f"{row['compute_s_per_motion_s']:4.1f} s compute per s ({row['cores']} cores)  {effects}", flush=True)
     stood = sum(r["survived"] for r in rows)
-    print(f"{stood}/{len(rows)} stood; median compute {statistics.median(r['compute_s_per_motion_s'] for r in rows):.1f} s "
+    print(f"{stood}/{len(rows)} runs stood; median compute {statistics.median(r['compute_s_per_motion_s'] for r in rows):.1f} s "
           "per s of motion")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"settings": asdict(settings), "seconds": args.seconds, "runs": rows}, indent=1))
+        args.json.write_text(json.dumps({"settings": asdict(settings), "seconds": args.seconds, "conditions": conditions, "runs": rows}, indent=1))
         print(f"wrote {args.json}")
     return 0
