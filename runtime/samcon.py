@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import kinematics, proxy, quat
+from . import kinematics, proxy, quat, repeatable
 from .body_description import proxy_links
 from .clip import Clip
 from .mujoco_proxy import _v, mjcf
@@ -125,9 +125,9 @@ def to_euler(q: np.ndarray, order=(0, 1, 2)) -> np.ndarray:
     R = quat.to_matrix(q)
     i, j, k = order
     sign = 1.0 if _even(order) else -1.0
-    b = np.arcsin(np.clip(sign * R[..., i, k], -1.0, 1.0))
-    a = np.arctan2(-sign * R[..., j, k], R[..., k, k])
-    c = np.arctan2(-sign * R[..., i, j], R[..., i, i])
+    b = repeatable.arcsin(np.clip(sign * R[..., i, k], -1.0, 1.0))
+    a = repeatable.arctan2(-sign * R[..., j, k], R[..., k, k])
+    c = repeatable.arctan2(-sign * R[..., i, j], R[..., i, i])
     return np.stack([a, b, c], axis=-1)
 
 
@@ -137,7 +137,7 @@ def from_euler(e: np.ndarray, order=(0, 1, 2)) -> np.ndarray:
     for n, axis in enumerate(order):
         h = 0.5 * e[..., n]
         q = np.zeros(e.shape[:-1] + (4,))
-        q[..., axis], q[..., 3] = np.sin(h), np.cos(h)
+        q[..., axis], q[..., 3] = repeatable.sin(h), repeatable.cos(h)
         out = q if out is None else quat.multiply(out, q)
     return out
 
@@ -151,7 +151,7 @@ def gimbal_free_orders(joint_rots: np.ndarray) -> tuple:
         if joint.dofs != 3:
             out.append(None)
             continue
-        best = max(ORDERS, key=lambda o: float(np.cos(to_euler(joint_rots[:, j], o)[:, 1]).min()))
+        best = max(ORDERS, key=lambda o: float(repeatable.cos(to_euler(joint_rots[:, j], o)[:, 1]).min()))
         out.append(best)
     return tuple(out)
 
@@ -224,7 +224,7 @@ class SampledBody:
             if joint.dofs == 3:
                 out.append(to_euler(joint_rots[..., j, :], self.orders[j]))
             else:
-                out.append(2.0 * np.arctan2(joint_rots[..., j, 2], joint_rots[..., j, 3])[..., None])
+                out.append(2.0 * repeatable.arctan2(joint_rots[..., j, 2], joint_rots[..., j, 3])[..., None])
         return np.concatenate(out, axis=-1)
 
     def rotations_of(self, angles: np.ndarray) -> np.ndarray:
@@ -236,7 +236,7 @@ class SampledBody:
                 out.append(from_euler(a, self.orders[j]))
             else:
                 h = 0.5 * a[..., 0]
-                out.append(np.stack([np.zeros_like(h), np.zeros_like(h), np.sin(h), np.cos(h)], axis=-1))
+                out.append(np.stack([np.zeros_like(h), np.zeros_like(h), repeatable.sin(h), repeatable.cos(h)], axis=-1))
         return np.stack(out, axis=-2)
 
     def qpos_of(self, root_pos, root_rot, angles) -> np.ndarray:
@@ -344,7 +344,7 @@ def _costs(plan: _Plan, body: SampledBody, end: int, states: np.ndarray, sensors
     diff = np.abs(np.remainder(angles - plan.ref_angles[end] + math.pi, 2.0 * math.pi) - math.pi)
     pose = (diff * diff).sum(axis=1)
     root = qpos[:, [4, 5, 6, 3]]
-    turn = 2.0 * np.arccos(np.minimum(1.0, np.abs(root @ plan.ref_root[end])))
+    turn = 2.0 * repeatable.arccos(np.minimum(1.0, np.abs(root @ plan.ref_root[end])))
     t = body.touch_sensors
     tips = sensors[:, t:t + 3 * len(TIP_LINKS)].reshape(-1, len(TIP_LINKS), 3)
     com = sensors[:, t + 3 * len(TIP_LINKS):t + 3 * len(TIP_LINKS) + 3]
