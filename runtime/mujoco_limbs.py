@@ -25,7 +25,7 @@ from . import proxy, quat
 from .body_description import proxy_links
 from .limbs import LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
 from .limbs import _axis_angle, limb_layout, passive_stops
-from .mujoco_proxy import GRAVITY, mjcf
+from .mujoco_proxy import GRAVITY, WARNINGS, keep_warnings_in_memory, mjcf
 
 HANDS = ("right_wrist", "left_wrist", "neck")
 # PyBullet's ball-joint motor (measured: one step from rest, unit gains) closes this share of its
@@ -34,19 +34,6 @@ BALL_ERP = 0.2
 # An explicit damper that takes more than twice a joint's velocity away in one step grows it
 # instead: the end-of-range damper is held to 1.5 times what stops the motion in one step.
 DAMPER_REACH = 1.5
-
-
-WARNINGS: list[str] = []      # MuJoCo's warnings in this process, the latest last (a few kept)
-
-
-def _keep_warnings_in_memory(mujoco) -> None:
-    """MuJoCo writes its warnings to MUJOCO_LOG.TXT in the current directory (a user's home,
-    Blender's folder); kept here instead, unless someone else already takes them."""
-    if mujoco.get_mju_user_warning() is None:
-        def keep(text: str) -> None:
-            WARNINGS.append(str(text).strip())
-            del WARNINGS[:-8]
-        mujoco.set_mju_user_warning(keep)
 
 
 class MujocoLimbSimulator(LimbSimulator):
@@ -74,7 +61,7 @@ class MujocoLimbSimulator(LimbSimulator):
         self._M = np.zeros((m.nv, m.nv))
         self._unstable = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                                            mujoco.mjtWarning.mjWARN_BADQACC)]
-        _keep_warnings_in_memory(mujoco)
+        keep_warnings_in_memory(mujoco)
         self._eye = np.eye(m.nv)
         self._first_dof = np.cumsum([0] + [3 if sph else 1 for sph in self.spherical]).tolist()  # in limb DoF order
         mujoco.mj_forward(m, self.data)

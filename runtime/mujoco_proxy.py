@@ -16,6 +16,18 @@ from .kinematics import _SOLE, Kinematics
 
 GRAVITY = 9.81
 
+WARNINGS: list[str] = []      # MuJoCo's warnings in this process, the latest last (a few kept)
+
+
+def keep_warnings_in_memory(mujoco) -> None:
+    """MuJoCo writes its warnings to MUJOCO_LOG.TXT in the current directory (a user's home,
+    Blender's folder); kept here instead, unless someone else already takes them."""
+    if mujoco.get_mju_user_warning() is None:
+        def keep(text: str) -> None:
+            WARNINGS.append(str(text).strip())
+            del WARNINGS[:-8]
+        mujoco.set_mju_user_warning(keep)
+
 
 def _v(a) -> str:
     return " ".join(repr(float(x)) for x in a)

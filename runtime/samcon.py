@@ -28,7 +28,7 @@ import numpy as np
 from . import kinematics, proxy, quat, repeatable
 from .body_description import proxy_links
 from .clip import Clip
-from .mujoco_proxy import _v, mjcf
+from .mujoco_proxy import _v, keep_warnings_in_memory, mjcf
 from .schedule import ScheduledModel
 from .take import Event, Take
 
@@ -165,6 +165,7 @@ class SampledBody:
         import mujoco
 
         self._mj = mujoco
+        keep_warnings_in_memory(mujoco)       # a diverging sample warns: not into a file in the user's folder
         self.joints = proxy.DEFAULT_JOINTS
         self.orders = orders or tuple((0, 1, 2) if j.dofs == 3 else None for j in self.joints)
         scale = mass / proxy.DEFAULT_MASS

@@ -103,3 +103,20 @@ def test_a_tired_sampled_body_books_its_torques_and_stays_within_what_it_has_lef
     take = result.take("walk")
     assert take.mode == "torque" and not take.residual_force.any() and take.frames == len(result.root_pos)
     assert take.contacts.any(axis=1).all()                                # a walk: a foot down at every frame
+
+
+def test_a_diverging_sample_leaves_no_log_file_behind(tmp_path, monkeypatch):
+    """MuJoCo writes the warnings of an unstable simulation to MUJOCO_LOG.TXT in the current
+    folder (a user's home, Blender's folder); the sampler keeps them in memory."""
+    from runtime import mujoco_proxy
+
+    monkeypatch.chdir(tmp_path)
+    body = samcon.SampledBody()
+    sim = samcon._Rollouts(body, 2)
+    qpos = body.data.qpos.copy()
+    qpos[2] = 1.0
+    start = sim.state_of(qpos, np.zeros(body.model.nv))
+    body.set_caps(np.full(28, 1e12))
+    sim.run(np.repeat(start[None], 4, axis=0), np.full((4, 20, 28), 1e9))
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+    assert any("unstable" in w for w in mujoco_proxy.WARNINGS)
