@@ -30,10 +30,6 @@ import bench  # noqa: E402
 S1 = ("walk", "run", "jump", "kick", "punch", "dance_a", "dance_b", "spin")
 
 
-def _angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return 2.0 * np.arccos(np.minimum(np.abs((a * b).sum(axis=-1)), 1.0))
-
-
 def measure(name: str, seconds: float, settings: samcon.SamconSettings, condition: str = "fresh",
             tau_max=None) -> tuple[dict, samcon.SamconResult]:
     """The bench's measurements (tools/bench.measure) of one sampled track, and the track."""
