@@ -47,17 +47,25 @@ def stance_foot_tilt_deg(ref) -> np.ndarray:
     return np.where(ref.contact, tilt, np.nan)
 
 
+def cart_table_cop(com: np.ndarray, com_acc: np.ndarray, floor: float, least: float):
+    """Centre of pressure (xy) of a body whose centre of mass is at ``com`` with acceleration
+    ``com_acc`` (..., 3), without the momentum term, and the floor's vertical push per unit of
+    mass (g + acceleration; 1 where it is not counted).  NaN where the floor carries less than
+    ``least`` of the body's weight (the body falls at or near g: nothing presses)."""
+    support = GRAVITY + com_acc[..., 2]
+    ok = support > least * GRAVITY
+    s = np.where(ok, support, 1.0)
+    height = com[..., 2] - floor
+    cop = com[..., :2] - (height / s)[..., None] * com_acc[..., :2]
+    return np.where(ok[..., None], cop, np.nan), s
+
+
 def reference_cop(ref, mass: float) -> np.ndarray:
     """(T, 2) centre of pressure the source's motion calls for; NaN where nothing presses on the
     floor (the body falls at g or faster)."""
-    support = GRAVITY + ref.com_acc[:, 2]
-    ok = support > 0.05 * GRAVITY
-    s = np.where(ok, support, 1.0)
-    height = ref.com[:, 2] - ref.floor
-    cop = ref.com[:, :2] - (height / s)[:, None] * ref.com_acc[:, :2]
+    cop, s = cart_table_cop(ref.com, ref.com_acc, ref.floor, 0.05)
     cop[:, 0] -= ref.momentum_rate[:, 1] / (mass * s)
     cop[:, 1] += ref.momentum_rate[:, 0] / (mass * s)
-    cop[~ok] = np.nan
     return cop
 
 

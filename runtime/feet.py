@@ -7,12 +7,13 @@ return is what the QP needs of the feet on the ground.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .body import GRAVITY, kin_scale
+from .balance import cart_table_cop
+from .body import kin_scale
+from .floor import inside_support
 from .effort import smoothstep
 from .legs import flatten_foot, stance_leg_rows
 from .reference import RefSample
@@ -148,7 +149,6 @@ def stand(sim, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, foot
             pressure = pressure - ankle_r[:2] + ankle[:2]
     corners = bearing_corners(ankle, foot_R, body.sole, ref.floor, sim.contact_height, pressure,
                               PRESSURE_MARGIN * kin_scale(body))
-    corners[:, 2] = ref.floor
     if sim.fatigue is not None or sim.need_torques:
         footing.rows.append(stance_leg_rows(body, k, root_pos, root_R, ankle, foot_R, corners))
     footing.legs.append((k, footing.count, len(corners)))
@@ -160,11 +160,8 @@ def stand(sim, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, foot
 def pressure_centre(r: RefSample, floor: float):
     """Where the source's weight and inertia meet the floor (its zero-moment point, xy), or None
     in a fall or a flight (nothing pushes on the floor)."""
-    g = -float(GRAVITY[2])
-    support = g + float(r.com_acc[2])
-    if support < 0.1 * g:
-        return None
-    return r.com[:2] - (float(r.com[2]) - floor) / support * r.com_acc[:2]
+    cop, _ = cart_table_cop(r.com, r.com_acc, floor, 0.1)
+    return None if np.isnan(cop[0]) else cop
 
 
 def bearing_corners(ankle, foot_R, sole, floor: float, contact_height: float, pressure, margin: float):
@@ -183,35 +180,18 @@ def bearing_corners(ankle, foot_R, sole, floor: float, contact_height: float, pr
     heights = corners[:, 2] - floor
     order = sorted(range(len(corners)), key=lambda i: heights[i])
     near = [i for i in order if heights[i] < contact_height]
-    flat = ankle + sole @ flatten_foot(foot_R).T
-    if pressure is None:
-        bearing = corners[sorted(near or order[:2])]
-    elif not near:
-        bearing = flat.copy()
-    else:
-        chosen = near
-        if len(near) < len(order) and _inside(flat[:, :2], pressure) >= -margin:
+    chosen = near or order[:2]
+    if pressure is not None:
+        flat = ankle + sole @ flatten_foot(foot_R).T
+        if not near:
+            chosen = order
+        elif len(near) < len(order) and inside_support(pressure, flat[:, :2]) >= -margin:
             for n in range(max(len(near), 3), len(order) + 1):
-                if n == len(order) or _inside(corners[order[:n], :2], pressure) >= margin:
+                if n == len(order) or inside_support(pressure, corners[order[:n], :2]) >= margin:
                     chosen = order[:n]
                     break
-        whole = len(chosen) == len(order) > len(near)
-        bearing = flat.copy() if whole else corners[sorted(chosen)]
+        if len(chosen) == len(order) > len(near):
+            corners = flat                # rolled onto the whole sole, or held above the floor: flat
+    bearing = corners[sorted(chosen)]
     bearing[:, 2] = floor
     return bearing
-
-
-def _inside(points: np.ndarray, q: np.ndarray) -> float:
-    """How far (xy) ``q`` lies inside the convex polygon of three or four ``points`` (negative:
-    outside, by the distance to its nearest edge's segment)."""
-    centre = points.mean(axis=0)
-    ring = points[sorted(range(len(points)), key=lambda i: math.atan2(points[i, 1] - centre[1], points[i, 0] - centre[0]))]
-    inside, nearest = True, math.inf
-    for a, b in zip(ring, np.roll(ring, -1, axis=0)):
-        edge, rel = b - a, q - a
-        length2 = float(edge @ edge)
-        t = 0.0 if length2 < 1e-18 else min(max(float(rel @ edge) / length2, 0.0), 1.0)
-        nearest = min(nearest, float(np.hypot(*(rel - t * edge))))
-        if edge[0] * rel[1] - edge[1] * rel[0] < 0.0:
-            inside = False
-    return nearest if inside else -nearest

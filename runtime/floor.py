@@ -78,11 +78,29 @@ def outside_support(point: np.ndarray, support: np.ndarray) -> float:
     if len(support) == 0:
         return float("inf")
     hull = _hull(support)
-    if len(hull) >= 3:
-        edges = np.roll(hull, -1, axis=0) - hull
-        rel = point - hull
-        if ((edges[:, 0] * rel[:, 1] - edges[:, 1] * rel[:, 0]) >= 0.0).all():
-            return 0.0
+    return 0.0 if _encloses(hull, point) else _nearest_edge(hull, point)
+
+
+def inside_support(point: np.ndarray, support: np.ndarray) -> float:
+    """How far (m) the 2-D ``point`` lies inside the convex hull of ``support``: the distance to
+    its nearest edge; negative outside (minus the distance to the hull)."""
+    hull = _hull(support)
+    nearest = _nearest_edge(hull, point)
+    return nearest if _encloses(hull, point) else -nearest
+
+
+def _encloses(hull: np.ndarray, point: np.ndarray) -> bool:
+    """``point`` within the counter-clockwise ``hull`` (of three points or more; its edges too)."""
+    if len(hull) < 3:
+        return False
+    edges = np.roll(hull, -1, axis=0) - hull
+    rel = point - hull
+    return bool(((edges[:, 0] * rel[:, 1] - edges[:, 1] * rel[:, 0]) >= 0.0).all())
+
+
+def _nearest_edge(hull: np.ndarray, point: np.ndarray) -> float:
+    """Distance from ``point`` to the nearest edge (segment) of ``hull`` (a point or a segment
+    for fewer than three points)."""
     best = float("inf")
     for a, b in zip(hull, np.roll(hull, -1, axis=0) if len(hull) > 1 else hull):
         ab = b - a

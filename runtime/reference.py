@@ -20,8 +20,8 @@ BALLISTIC_STANCE = 0.25   # s: the longest push-off or landing absorption a flig
 TWO_FOOTED_WITHIN = 0.1   # s: a take-off or landing with both feet down this close to it is a jump's
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
 STILL_SPEED = 0.1        # m/s (1.62 m body): a centre of mass slower than this, both feet down, ...
-HELD_STANCE = 0.4         # s: the source on one foot alone this long is balancing on it (a run's stride or a landing passes over it)
 STILL_ACCELERATION = 0.5  # m/s^2 (1.62 m body): ... and accelerating less: the body stands still
+HELD_STANCE = 0.4         # s: the source on one foot alone this long is balancing on it (a run's stride or a landing passes over it)
 
 
 @dataclass(frozen=True)

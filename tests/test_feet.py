@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from runtime import feet, kinematics, quat
+from runtime import feet, floor, kinematics, quat
 from runtime import body as srb_body
 from runtime.rotation import quat_matrix
 
@@ -31,7 +31,7 @@ def _foot(sole, pitch_deg: float = 0.0, roll_deg: float = 0.0, lift: float = 0.0
 
 
 def _polygon_margin(corners, point):
-    return feet._inside(corners[:, :2], point) if len(corners) >= 3 else -np.inf
+    return floor.inside_support(point, corners[:, :2]) if len(corners) >= 3 else -np.inf
 
 
 def test_a_flat_foot_on_the_floor_bears_on_its_whole_sole(sole):
