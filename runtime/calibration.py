@@ -55,9 +55,7 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     while sim.phase < end - 1e-9 and not sim.fallen and sim.time < 3.0 * end + 1.0:
         sim.step()
         np.maximum(peak, np.abs(sim.torque) / sim.strength_factor, out=peak)
-    for right, left in proxy.mirrored_dofs():
-        peak[right] = peak[left] = max(peak[right], peak[left])
-    return np.maximum(body.tau_max, margin * peak)
+    return strength_over(body.tau_max, peak, margin)
 
 
 def take_strength(clip: Clip, source: Clip, ref: Reference, body: Body, settings, with_limbs: bool,
@@ -80,7 +78,13 @@ def floor_strength(default: np.ndarray, loads: np.ndarray) -> np.ndarray:
     """Strength per DoF for floor work: the default, raised to FLOOR_MARGIN times the largest
     sustained load (floor.static_torques), left and right alike (as calibrate_tau_max does for the
     SRB's loads: the fresh motion is exactly within strength, fatigue takes it from there)."""
-    peak = loads.max(axis=0) if len(loads) else np.zeros_like(default)
+    return strength_over(default, loads.max(axis=0) if len(loads) else np.zeros_like(default), FLOOR_MARGIN)
+
+
+def strength_over(default: np.ndarray, peak: np.ndarray, margin: float) -> np.ndarray:
+    """Strength per DoF: ``margin`` times the largest torque ``peak`` met (left and right alike,
+    the larger of the pair: the body stays symmetric), never below ``default``."""
+    peak = peak.copy()
     for right, left in proxy.mirrored_dofs():
         peak[right] = peak[left] = max(peak[right], peak[left])
-    return np.maximum(default, FLOOR_MARGIN * peak)
+    return np.maximum(default, margin * peak)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import proxy, repeatable
+from . import proxy
 from .body_description import Link, proxy_links
+from .clip import revolute_angle
 from .kinematics import _SOLE, Kinematics
 
 GRAVITY = 9.81
@@ -133,7 +134,7 @@ class MujocoKinematics(Kinematics):
         for j, (adr, rev) in enumerate(zip(self._qpos_at, self.revolute)):
             r = joint_rots[:, j]
             if rev:
-                q[:, adr] = 2.0 * repeatable.arctan2(r[:, 2], r[:, 3])
+                q[:, adr] = revolute_angle(r)
             else:
                 q[:, adr] = r[:, 3]
                 q[:, adr + 1:adr + 4] = r[:, :3]

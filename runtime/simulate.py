@@ -24,7 +24,7 @@ from .prepare import prepare
 from .policy import POLICY_RATE, attach
 from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
-from .take import FATIGUE_FIELDS, Event, Take, TakeFrame
+from .take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
 
 MODES = ("srb", "torque")
 MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
@@ -289,9 +289,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall, wh
     if model is not None:
         fatigue = {k: np.array([f.fatigue[k] for f in frames]) for k in FATIGUE_FIELDS}
     else:
-        tl = np.minimum(np.abs(torque) / strength, 1.0)
-        zeros = np.zeros_like(tl)
-        fatigue = {"MA": tl, "MR": 1.0 - tl, "MF": zeros, "TL": tl, "RC": np.ones_like(tl)}
+        fatigue = unfatigued(torque, strength)
     residual_moment = np.array([f.residual_moment for f in frames])
     events = [e.at(out_fps) for e in sim.events]
     simulated = float(sim.time)

@@ -17,6 +17,13 @@ FATIGUE_FIELDS = ("MA", "MR", "MF", "TL", "RC")
 EVENT_KINDS = ("rest", "resume", "halt", "fall", "stopped")
 
 
+def unfatigued(torque: np.ndarray, strength: np.ndarray) -> dict[str, np.ndarray]:
+    """The fatigue arrays of a take simulated with fatigue off: each DoF's load as its active
+    share, nothing fatigued, full capacity throughout."""
+    tl = np.minimum(np.abs(torque) / strength, 1.0)
+    return {"MA": tl, "MR": 1.0 - tl, "MF": np.zeros_like(tl), "TL": tl, "RC": np.ones_like(tl)}
+
+
 @dataclass(frozen=True)
 class Event:
     """Something the simulated body did, ``time`` seconds into the take: one of EVENT_KINDS, with
