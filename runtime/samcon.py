@@ -8,8 +8,8 @@ targets from the states it kept, simulates each forward with every motor capped 
 moment on the root, ever), scores the end of each window against the clip and keeps the best.
 The simulator itself finds the foot roll, timing and centre of pressure the clip leaves out.
 
-The body is the proxy's (runtime.body_description), each ball joint as three hinges (x, y, z in
-the joint's frame) so that MuJoCo's own position servos drive every DoF: the PD runs in C, and
+The body is the proxy's (runtime.body_description), each ball joint as three hinges (in an order
+chosen per clip, clear of gimbal lock) so that MuJoCo's own position servos drive every DoF: the PD runs in C, and
 so do the samples, in MuJoCo's threaded rollouts (one thread per core).  The search is seeded
 from the clip's numbers and every sample's result depends only on its parent state and offsets,
 so a take is the same bit for bit however the samples are spread over the threads.
@@ -27,10 +27,10 @@ import numpy as np
 
 from . import kinematics, proxy, quat, repeatable
 from .body_description import proxy_links
-from .clip import Clip
+from .clip import Clip, revolute_angle
 from .mujoco_proxy import _v, keep_warnings_in_memory, mjcf
 from .schedule import ScheduledModel
-from .take import Event, Take
+from .take import Event, Take, unfatigued
 
 # PD stiffness per joint at the default 45 kg body (DeepMimic's humanoid); damping kp / 10.
 GAINS = {"chest": 1000.0, "neck": 100.0, "hip": 500.0, "knee": 500.0, "ankle": 400.0,
@@ -42,6 +42,7 @@ FOOT_LINKS = ("right_ankle", "left_ankle")
 TIP_LINKS = FOOT_LINKS + ("right_wrist", "left_wrist")
 DAMPING_RATIO = 0.1       # s: kd / kp of every servo
 FALL_COST = 1e3           # a sample whose look-ahead falls
+FRICTION = "0.9 0.005 0.0001"   # sliding, torsional, rolling (feet, body and floor alike)
 STRENGTH_HEADROOM = 3.0   # motors' caps over the proxy's default strength while fresh
 
 
@@ -64,7 +65,7 @@ class SamconSettings:
     velocity_weight: float = 1.0   # ... and at the clip's pace
     spread_scale: float = 1.0
     lookahead: int = 2             # windows each sample is followed on (the clip's targets) before it is scored
-    workers: int = 0               # threads simulating samples (0: one per core)
+    threads: int = 0               # simulating samples (0: one per core)
 
 
 @dataclass
@@ -77,13 +78,12 @@ class SamconResult:
     seconds: float                 # of motion tracked
     wall_seconds: float
     simulated_steps: int
-    workers: int
+    threads: int
     costs: list = field(default_factory=list)    # best cost per window
     torque: np.ndarray | None = None             # (T, DoF) N m the servos applied at each frame
     peak_torque: np.ndarray | None = None        # (DoF,) the largest |torque| along the path, every step
     fatigue: dict | None = None                  # MA, MR, MF, TL, RC: (T, DoF) (None: fatigue off)
     com: np.ndarray | None = None                # (T, 3) centre of mass
-    contacts: np.ndarray | None = None           # (T, 2) right, left foot on the floor
     fps: float = 30.0
     tau_max: np.ndarray | None = None            # (DoF,) the strength the motors were capped by
     height: float = proxy.DEFAULT_HEIGHT
@@ -92,8 +92,8 @@ class SamconResult:
         """This track as a Take (torque mode: the pose as simulated, no help on the root), so
         that everything that measures a take measures it."""
         frames = len(self.root_pos)
-        tl = np.minimum(np.abs(self.torque) / self.tau_max, 1.0)
-        fatigue = self.fatigue or {"MA": tl, "MR": 1.0 - tl, "MF": np.zeros_like(tl), "TL": tl, "RC": np.ones_like(tl)}
+        strength = np.broadcast_to(self.tau_max, self.torque.shape).copy()
+        fatigue = self.fatigue if self.fatigue is not None else unfatigued(self.torque, strength)
         events = [] if self.fell_at is None else [Event(self.fell_at, "fall").at(self.fps)]
         clip = Clip(name=f"{name}.sampled", fps=self.fps, root_pos=self.root_pos,
                     root_rot=quat.make_continuous(self.root_rot), joint_rots=quat.make_continuous(self.joint_rots),
@@ -104,7 +104,7 @@ class SamconResult:
                     reference_time=np.arange(frames) / self.fps, fatigue=fatigue, torque=self.torque,
                     contacts=contacts, residual_force=np.zeros((frames, 3)), com=self.com, events=events,
                     notes={"body": "the whole body, sampled (no root help)"}, tau_max=self.tau_max,
-                    strength=np.broadcast_to(self.tau_max, self.torque.shape).copy(),
+                    strength=strength,
                     stats={"seconds_simulated": self.seconds, "wall_seconds": self.wall_seconds,
                            "realtime_x": self.seconds / self.wall_seconds if self.wall_seconds > 0 else float("inf"),
                            "residual_moment_nm_mean": 0.0, "floor_work": 0.0, "behind_source_m": 0.0},
@@ -156,6 +156,12 @@ def gimbal_free_orders(joint_rots: np.ndarray) -> tuple:
     return tuple(out)
 
 
+def _cap(model, caps: np.ndarray) -> None:
+    """Every servo of ``model`` within +-``caps`` (per DoF)."""
+    model.actuator_forcerange[:, 0] = -caps
+    model.actuator_forcerange[:, 1] = caps
+
+
 class SampledBody:
     """The proxy in MuJoCo with a floor, contacts and a capped position servo on every DoF (none
     on the root)."""
@@ -174,9 +180,9 @@ class SampledBody:
         # No solver warm start: a step depends on (qpos, qvel, ctrl) alone, so a sample gives the
         # same bits in any worker and in the replay of the best path.
         text = text.replace('<flag contact="disable"/>', '<flag warmstart="disable"/>').replace('integrator="Euler"', 'integrator="implicitfast"')
-        text = text.replace('contype="0" conaffinity="0"', 'contype="2" conaffinity="1" friction="0.9 0.005 0.0001"')
+        text = text.replace('contype="0" conaffinity="0"', f'contype="2" conaffinity="1" friction="{FRICTION}"')
         text = text.replace("  <worldbody>\n", '  <worldbody>\n    <geom name="floor" type="plane" size="0 0 1" '
-                            f'pos="0 0 {_v([floor])}" contype="1" conaffinity="2" friction="0.9 0.005 0.0001"/>\n', 1)
+                            f'pos="0 0 {_v([floor])}" contype="1" conaffinity="2" friction="{FRICTION}"/>\n', 1)
         dof_names, servos = [], []
         axes = ("1 0 0", "0 1 0", "0 0 1")
         for j, order in zip(self.joints, self.orders):
@@ -199,14 +205,15 @@ class SampledBody:
         sensors += [f'    <framepos objtype="xbody" objname="{n}"/>' for n in TIP_LINKS]
         sensors += ['    <subtreecom body="base"/>', '    <subtreelinvel body="base"/>']
         sensors += [f'    <actuatorfrc actuator="{name}"/>' for name in dof_names]
-        sensors += [f'    <contact name="floor_{n}" body1="{n}" geom2="floor" data="found" num="1"/>' for n in FOOT_LINKS]
         text = text.replace("</mujoco>", "  <actuator>\n" + "\n".join(servos) + "\n  </actuator>\n  <sensor>\n"
                             + "\n".join(sensors) + "\n  </sensor>\n</mujoco>")
         self.touch_sensors = len(touching)
-        com_at = len(touching) + 3 * len(TIP_LINKS)
+        tips_at = len(touching)
+        com_at = tips_at + 3 * len(TIP_LINKS)
+        self.tip_sensors = slice(tips_at, com_at)
         self.com_sensor = slice(com_at, com_at + 3)
+        self.com_vel_sensor = slice(com_at + 3, com_at + 6)
         self.torque_sensors = slice(com_at + 6, com_at + 6 + len(dof_names))
-        self.foot_sensors = slice(com_at + 6 + len(dof_names), com_at + 8 + len(dof_names))
         self.model = m = mujoco.MjModel.from_xml_string(text)
         self.data = mujoco.MjData(m)
         self.qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in dof_names])
@@ -215,8 +222,7 @@ class SampledBody:
         self._first = np.cumsum([0] + [j.dofs for j in self.joints])[:-1]
 
     def set_caps(self, caps: np.ndarray) -> None:
-        self.model.actuator_forcerange[:, 0] = -caps
-        self.model.actuator_forcerange[:, 1] = caps
+        _cap(self.model, caps)
 
     def angles_of(self, joint_rots: np.ndarray) -> np.ndarray:
         """(..., 28) servo angles of joint rotations (..., J, 4)."""
@@ -225,7 +231,7 @@ class SampledBody:
             if joint.dofs == 3:
                 out.append(to_euler(joint_rots[..., j, :], self.orders[j]))
             else:
-                out.append(2.0 * repeatable.arctan2(joint_rots[..., j, 2], joint_rots[..., j, 3])[..., None])
+                out.append(revolute_angle(joint_rots[..., j, :])[..., None])
         return np.concatenate(out, axis=-1)
 
     def rotations_of(self, angles: np.ndarray) -> np.ndarray:
@@ -264,9 +270,6 @@ class SampledBody:
 class _Plan:
     """What the search needs: the body and the clip's servo targets, per physics step, and its
     features at every window's end."""
-    height: float
-    mass: float
-    floor: float
     settings: SamconSettings
     targets: np.ndarray        # (steps + 1, 28) servo targets
     ref_root: np.ndarray       # (windows + 1, 4) pelvis orientation at window ends
@@ -275,7 +278,6 @@ class _Plan:
     ref_com: np.ndarray        # (windows + 1, 3)
     ref_com_vel: np.ndarray    # (windows + 1, 3)
     steps_per_window: int
-    orders: tuple = ()
 
 
 class _Rollouts:
@@ -290,8 +292,6 @@ class _Rollouts:
         self.body = body
         self.spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
         self.datas = [mujoco.MjData(body.model) for _ in range(max(1, threads))]
-        m = body.model
-        self.nq = m.nq
         self.touch = body.touch_sensors
         self.models: list = []
 
@@ -306,13 +306,10 @@ class _Rollouts:
 
     def capped(self, caps: list[np.ndarray]) -> list:
         """One model per row of ``caps`` (its motors capped so), kept between calls."""
-        import copy as _copy
-
         while len(self.models) < len(caps):
-            self.models.append(_copy.copy(self.body.model))
+            self.models.append(copy.copy(self.body.model))
         for m, c in zip(self.models, caps):
-            m.actuator_forcerange[:, 0] = -c
-            m.actuator_forcerange[:, 1] = c
+            _cap(m, c)
         return self.models[:len(caps)]
 
     def run(self, states: np.ndarray, controls: np.ndarray, models=None):
@@ -346,10 +343,9 @@ def _costs(plan: _Plan, body: SampledBody, end: int, states: np.ndarray, sensors
     pose = (diff * diff).sum(axis=1)
     root = qpos[:, [4, 5, 6, 3]]
     turn = 2.0 * repeatable.arccos(np.minimum(1.0, np.abs(root @ plan.ref_root[end])))
-    t = body.touch_sensors
-    tips = sensors[:, t:t + 3 * len(TIP_LINKS)].reshape(-1, len(TIP_LINKS), 3)
-    com = sensors[:, t + 3 * len(TIP_LINKS):t + 3 * len(TIP_LINKS) + 3]
-    com_vel = sensors[:, t + 3 * len(TIP_LINKS) + 3:t + 3 * len(TIP_LINKS) + 6]
+    tips = sensors[:, body.tip_sensors].reshape(-1, len(TIP_LINKS), 3)
+    com = sensors[:, body.com_sensor]
+    com_vel = sensors[:, body.com_vel_sensor]
     rel = (tips - com[:, None, :]) - (plan.ref_tips[end] - plan.ref_com[end])
     feet = (tips[:, :2, :2].mean(axis=1) - com[:, :2]) - (plan.ref_tips[end, :2, :2].mean(axis=0) - plan.ref_com[end, :2])
     balance = (feet * feet).sum(axis=1) + (com[:, 2] - plan.ref_com[end, 2]) ** 2
@@ -364,16 +360,14 @@ def _seed(clip: Clip, settings: SamconSettings) -> int:
     h = hashlib.sha256()
     for a in (clip.root_pos, clip.root_rot, clip.joint_rots):
         h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-    h.update(repr(replace(settings, workers=0)).encode())
+    h.update(repr(replace(settings, threads=0)).encode())
     return int.from_bytes(h.digest()[:8], "little")
 
 
-def _plan(clip: Clip, duration: float, s: SamconSettings, height: float, mass: float, floor: float):
-    """The _Plan of ``clip``, and its root positions and rotations at every physics step."""
+def _plan(clip: Clip, duration: float, s: SamconSettings, body: SampledBody):
+    """The _Plan of ``clip`` on ``body``, and its root positions and rotations at every physics step."""
     dt = 1.0 / s.rate
     n = max(1, int(round(s.window * s.rate)))
-    orders = gimbal_free_orders(clip.joint_rots)
-    body = SampledBody(height, mass, floor, s.rate, orders)
     windows = int(math.ceil(duration / (n * dt) - 1e-9))
     times = np.arange(windows * n + 1) * dt
     pos, rot, joints = clip.sample_many(times)
@@ -390,7 +384,7 @@ def _plan(clip: Clip, duration: float, s: SamconSettings, height: float, mass: f
     # The servos aim at the clip's angle plus its rate times kd / kp: with the damping that is a
     # PD on both (a servo aiming at the angle alone lags a fast arm by a tenth of a second).
     servo = angles + DAMPING_RATIO * np.gradient(angles, dt, axis=0)
-    return _Plan(height, mass, floor, s, servo, rot[ends], angles[ends], np.array(tips), com, vel, n, orders), pos, rot
+    return _Plan(s, servo, rot[ends], angles[ends], np.array(tips), com, vel, n), pos, rot
 
 
 def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | None = None,
@@ -400,13 +394,13 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     within its strength ``tau_max`` per DoF (default: STRENGTH_HEADROOM times the proxy's
     default), and under a fatigue ``schedule`` (runtime.schedule.FatigueSchedule; None: fatigue
     off) within RC x tau_max: every kept path carries its own 3CC state, booked with the torques
-    its servos applied at every step, and a window's samples are capped by the best path's
-    residual capacity at its start."""
+    its servos applied at every step, and its samples are capped by its residual capacity at
+    the window's start."""
     s = settings or SamconSettings()
     wall0 = _time.perf_counter()
     duration = clip.duration if seconds is None else (seconds if clip.loop else min(seconds, clip.duration))
-    plan, pos, rot = _plan(clip, duration, s, height, mass, floor)
-    body = SampledBody(height, mass, floor, s.rate, plan.orders)
+    body = SampledBody(height, mass, floor, s.rate, gimbal_free_orders(clip.joint_rots))
+    plan, pos, rot = _plan(clip, duration, s, body)
     if tau_max is None:
         tau_max = np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS)) * STRENGTH_HEADROOM
     tau_max = np.asarray(tau_max, dtype=np.float64)
@@ -419,7 +413,7 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     q1 = body.qpos_of(pos[1], rot[1], body.angles_of(start[1]))
     v0 = np.zeros(body.model.nv)
     body._mj.mj_differentiatePos(body.model, v0, dt, q0, q1)
-    threads = s.workers or (os.cpu_count() or 1)
+    threads = s.threads or (os.cpu_count() or 1)
     sim = _Rollouts(body, threads)
     first = sim.state_of(q0, v0)
     fatigue0 = ScheduledModel(schedule) if schedule is not None else None
@@ -473,7 +467,7 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     path.reverse()
     qs, torques, state = [q0], [np.zeros(len(tau_max))], first
     body.set_state(q0, v0)
-    coms, feet = [body.data.subtree_com[1].copy()], [np.zeros(2)]
+    coms = [body.data.subtree_com[1].copy()]
     model = ScheduledModel(schedule) if schedule is not None else None
     snapshots = [model.model.snapshot()] if model is not None else None
     for w, (offset, window_caps) in enumerate(path):
@@ -482,9 +476,8 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
         qs.extend(every[0, :, 1:1 + body.model.nq])
         torques.extend(sensors[0, :, torque_at])
         coms.extend(sensors[0, :, body.com_sensor])
-        feet.extend(sensors[0, :, body.foot_sensors])
-        for k in range(n):
-            if model is not None:
+        if model is not None:
+            for k in range(n):
                 model.step_torque(sensors[0, k, torque_at], tau_max, (w * n + k) * dt, dt)
                 snapshots.append(model.model.snapshot())
         state = every[0, -1].copy()
@@ -496,7 +489,7 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     fatigue = ({k: np.array([snapshots[i][k] for i in at]) for k in snapshots[0]} if snapshots is not None else None)
     return SamconResult(root_pos=q[:, 0:3].copy(), root_rot=q[:, [4, 5, 6, 3]].copy(),
                         joint_rots=body.rotations_of(q[:, body.qadr]), fell_at=fell_at, seconds=tracked * dt,
-                        wall_seconds=_time.perf_counter() - wall0, simulated_steps=steps, workers=threads, costs=costs,
+                        wall_seconds=_time.perf_counter() - wall0, simulated_steps=steps, threads=threads, costs=costs,
                         torque=torques[at], peak_torque=np.abs(torques).max(axis=0), fatigue=fatigue,
-                        com=np.array(coms)[at], contacts=np.array(feet)[at] > 0.0, fps=clip.fps, tau_max=tau_max,
+                        com=np.array(coms)[at], fps=clip.fps, tau_max=tau_max,
                         height=height)

@@ -61,7 +61,7 @@ def _digest(result) -> str:
 def test_the_same_take_whatever_the_number_of_threads():
     walk = _load("walk")
     floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
-    runs = [samcon.track(walk, 0.4, samcon.SamconSettings(samples=24, keep=6, workers=w), floor=floor) for w in (1, 2, 1)]
+    runs = [samcon.track(walk, 0.4, samcon.SamconSettings(samples=24, keep=6, threads=t), floor=floor) for t in (1, 2, 1)]
     assert len({_digest(r) for r in runs}) == 1
     assert runs[0].fell_at is None and len(runs[0].root_pos) == int(round(0.4 * walk.fps)) + 1
 
@@ -73,7 +73,7 @@ def test_a_sampled_walk_stays_up_on_its_own_and_follows_the_clip():
     walk = _load("walk")
     floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
     alone = samcon.track(walk, 3.0, samcon.SamconSettings(samples=1, keep=1, spread_scale=0.0, retries=0,
-                                                          workers=1), floor=floor)
+                                                          threads=1), floor=floor)
     assert alone.fell_at is not None and alone.fell_at < 1.5
     sampled = samcon.track(walk, 3.0, samcon.SamconSettings(samples=300, keep=30), floor=floor)
     assert sampled.fell_at is None

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from runtime import clip as C  # noqa: E402
-from runtime import kinematics, metrics, proxy, samcon  # noqa: E402
+from runtime import calibration, kinematics, metrics, proxy, samcon  # noqa: E402
 
 import bench  # noqa: E402
 
@@ -31,8 +31,8 @@ S1 = ("walk", "run", "jump", "kick", "punch", "dance_a", "dance_b", "spin")
 
 
 def measure(name: str, seconds: float, settings: samcon.SamconSettings, condition: str = "fresh",
-            tau_max=None) -> tuple[dict, samcon.SamconResult]:
-    """The bench's measurements (tools/bench.measure) of one sampled track, and the track."""
+            tau_max=None) -> tuple[dict, samcon.SamconResult, object]:
+    """The bench's measurements (tools/bench.measure) of one sampled track, the track and its Take."""
     clip = C.load_deepmimic(C.deepmimic_clip_path(name))
     floor = kinematics.shared(engine="mujoco").analyse(clip).floor_height
     sched = bench.condition_schedule(condition)
@@ -40,9 +40,8 @@ def measure(name: str, seconds: float, settings: samcon.SamconSettings, conditio
     take = result.take(name)
     row = bench.measure(clip, take, condition)
     row.update(seconds=result.seconds, compute_s_per_motion_s=result.wall_seconds / max(result.seconds, 1e-9),
-               cores=result.workers, simulated_steps=result.simulated_steps)
-    row["_take"] = take
-    return row, result
+               cores=result.threads, simulated_steps=result.simulated_steps)
+    return row, result, take
 
 
 EFFECTS = (("apex", "jump_apex_ratio"), ("speed", "speed_ratio"), ("knee", "knee_flexion_gain_deg"),
@@ -55,10 +54,7 @@ def _fmt(v) -> str:
 
 def calibrated(fresh: samcon.SamconResult) -> np.ndarray:
     """Strength per DoF from a fresh track: 1.05 x its largest torque, never below the default."""
-    peak = fresh.peak_torque.copy()
-    for right, left in proxy.mirrored_dofs():
-        peak[right] = peak[left] = max(peak[right], peak[left])
-    return np.maximum(np.array(proxy.dof_tau_max()), 1.05 * peak)
+    return calibration.strength_over(np.array(proxy.dof_tau_max()), fresh.peak_torque, 1.05)
 
 
 def main(argv: list[str]) -> int:
@@ -67,21 +63,20 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="seconds of motion per clip (default 10)")
     ap.add_argument("--samples", type=int, default=samcon.SamconSettings.samples)
     ap.add_argument("--keep", type=int, default=samcon.SamconSettings.keep)
-    ap.add_argument("--workers", type=int, default=0, help="simulation threads (default: one per core)")
+    ap.add_argument("--threads", type=int, default=0, help="simulation threads (default: one per core)")
     ap.add_argument("--conditions", default="fresh", help="fresh, moderate, tired (comma-separated; fresh always runs)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    settings = samcon.SamconSettings(samples=args.samples, keep=args.keep, workers=args.workers)
+    settings = samcon.SamconSettings(samples=args.samples, keep=args.keep, threads=args.threads)
     conditions = [c for c in args.conditions.split(",") if c]
     rows = []
     print(f"sampling {settings.samples} per {settings.window:g} s window, {settings.keep} kept, "
-          f"{args.workers or os.cpu_count()} threads, {settings.lookahead} windows of look-ahead; no root help")
+          f"{args.threads or os.cpu_count()} threads, {settings.lookahead} windows of look-ahead; no root help")
     for name in args.clips.split(","):
         fresh = None
         for condition in ["fresh"] + [c for c in conditions if c != "fresh"]:
             strength = calibrated(fresh) if fresh is not None else None
-            row, result = measure(name, args.seconds, settings, condition, strength)
-            take = row.pop("_take")
+            row, result, take = measure(name, args.seconds, settings, condition, strength)
             if fresh is None:
                 fresh, fresh_take = result, take
                 row.update(jump_apex_ratio=None, arm_elevation_drop_deg=None, knee_flexion_gain_deg=None,
