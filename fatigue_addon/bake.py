@@ -319,8 +319,8 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         raise BakeInputError(f"'{obj.name}' is a {obj.type.lower()}, not an armature: select the character's armature")
     overrides = options.settings_overrides(obj.fatigue_settings)
     settings = _SettingsView(obj.fatigue_settings, overrides)
-    if settings.mode == "TORQUE":
-        raise BakeInputError("Torque mode is not available yet: set Mode to SRB in the Fatigue panel")
+    if settings.mode == "TORQUE" and options.engine is not None and str(options.engine).lower() == "pybullet":
+        raise BakeInputError("torque mode runs on MuJoCo only: leave the engine Automatic or choose MuJoCo")
     start, end = bake_range(scene, settings)
     if options.frame_start is not None or options.frame_end is not None:
         start = int(options.frame_start) if options.frame_start is not None else start
@@ -497,6 +497,8 @@ def make_run(job: BakeJob, prefs=None, threaded: bool = True):
     worker_watchdog; a script's or batch's ``engine`` option wins over the preference).  The
     engine is resolved here, before anything runs: a missing one is one line naming the fix."""
     engine = job.engine or (getattr(prefs, "engine", "AUTO") if prefs is not None else "AUTO")
+    if job.request.mode == "torque":
+        engine = "MUJOCO"           # torque mode samples in MuJoCo's batched rollouts, whatever SRB mode uses
     choice, name = backend.choose(getattr(prefs, "backend", "AUTO") if prefs is not None else "AUTO", engine)
     job.backend = choice
     job.request = dataclasses.replace(job.request, engine=name)

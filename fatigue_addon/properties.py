@@ -35,7 +35,8 @@ class FatigueSettings(bpy.types.PropertyGroup):
         name="Mode",
         items=(
             ("SRB", "SRB", "Single-rigid-body balance with fatigue-limited legs and simulated limbs (default)"),
-            ("TORQUE", "Torque", "Whole-body torque control of the simulated proxy (not available yet)"),
+            ("TORQUE", "Torque", "Experimental: the whole body under fatigue-bounded joint torques, no help on the "
+                                 "root, found by sampling on MuJoCo (slower: seconds of compute per second of motion)"),
         ),
         default="SRB",
     )

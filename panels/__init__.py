@@ -58,7 +58,9 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
         settings = obj.fatigue_settings
         layout.prop(settings, "mode", expand=True)
         if settings.mode == "TORQUE":
-            layout.label(text="Torque mode is not available yet", icon="ERROR")
+            col = layout.column(align=True)
+            col.label(text="Experimental: whole body, no root help (MuJoCo)", icon="INFO")
+            col.label(text="Slow: seconds of compute per second of motion")
         else:
             layout.prop(settings, "foot_placement", expand=True)
             layout.prop(settings, "effort_economy")
@@ -196,6 +198,11 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
             col.label(text=f"Shorter strides: ends {r['behind_source_m']:.1f} m short of the source's path")
         col.label(text=f"Residual help: {r['residual_force_max_n']:.0f} N, "
                        f"{r['residual_moment_nm_mean']:.0f} N m mean moment")
+        if r["mode"] == "torque":
+            col.label(text="Torque mode: the whole body sampled, no root help")
+            cost = r.get("notes", {}).get("cost", "")
+            if cost:
+                col.label(text="Cost: " + cost.split(",")[0])
         box = layout.box().column(align=True)
         box.label(text="Peak fatigue per body part")
         for part, v in r["peak_fatigue"].items():

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import kinematics, proxy, quat, repeatable
+from . import calibration, kinematics, proxy, quat, repeatable
 from .body_description import proxy_links
 from .clip import Clip, revolute_angle
 from .mujoco_proxy import _v, keep_warnings_in_memory, mjcf
@@ -44,6 +44,7 @@ DAMPING_RATIO = 0.1       # s: kd / kp of every servo
 FALL_COST = 1e3           # a sample whose look-ahead falls
 FRICTION = "0.9 0.005 0.0001"   # sliding, torsional, rolling (feet, body and floor alike)
 STRENGTH_HEADROOM = 3.0   # motors' caps over the proxy's default strength while fresh
+TIRED_MARGIN = 1.05       # a fatigued track's strength over the fresh track's largest torque
 
 
 def _kind(name: str) -> str:
@@ -109,6 +110,15 @@ class SamconResult:
                            "realtime_x": self.seconds / self.wall_seconds if self.wall_seconds > 0 else float("inf"),
                            "residual_moment_nm_mean": 0.0, "floor_work": 0.0, "behind_source_m": 0.0},
                     engine="mujoco")
+
+
+def strength_for(fresh: SamconResult, mass: float = proxy.DEFAULT_MASS) -> np.ndarray:
+    """The strength per DoF a fatigued track is capped by: TIRED_MARGIN times the largest torque
+    of the ``fresh`` track of the same motion (left and right alike), never below the proxy's
+    default.  Why: as in SRB mode's calibration, fresh is just strong enough for the motion, so
+    fatigue shows as soon as capacity drops (at 3x the default strength nothing would bind)."""
+    default = np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS))
+    return calibration.strength_over(default, fresh.peak_torque, TIRED_MARGIN)
 
 
 # -- the body ----------------------------------------------------------------------------------

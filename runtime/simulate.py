@@ -1,9 +1,10 @@
 """simulate(clip, schedule, mode) -> Take: the one entry point every backend and the bench call.
 
-Modes: "srb" (default; runtime.srb) and "torque" (experimental, bench only: runtime.control; the
-Blender bake refuses it).  Clips whose reference touches the floor with something
-other than the feet (rolls, crawls, get-ups) cannot be carried by foot contacts alone: they
-bake with the pelvis following the reference, and the Take says so.
+Modes: "srb" (default; runtime.srb) and "torque" (experimental: the whole body sampled under
+fatigued torques with no help on the root, runtime.samcon, on MuJoCo).  In SRB mode, clips whose
+reference touches the floor with something other than the feet (rolls, crawls, get-ups) cannot
+be carried by foot contacts alone: they bake with the pelvis following the reference, and the
+Take says so.
 """
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import calibration, control, floor, kinematics, pose_output, proxy, quat, srb, stretches
+from . import calibration, floor, kinematics, pose_output, proxy, quat, srb, stretches
 from . import engine as engines
-from .articulated import QP_RATE
 from .effort import ECCENTRIC_STRENGTH
 from .request import effort_economy_problem, height_problem, mass_problem, output_fps_problem
 from .clip import Clip
@@ -74,12 +74,15 @@ def simulate(
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
+    if mode == "torque":
+        if engine not in (None, "auto", "mujoco"):
+            raise SimulationError("torque mode runs on MuJoCo (its batched rollouts): use the engine "
+                                  "Automatic or MuJoCo")
+        engine = "mujoco"
     try:
         engine = engines.resolve(engine)
     except engines.EngineMissing as exc:
         raise SimulationError(str(exc)) from None
-    if mode == "torque" and engine != "pybullet":
-        raise SimulationError("torque mode runs on PyBullet only: use --engine pybullet")
     problem = height_problem(height) or mass_problem(mass)
     if problem is None and effort_economy is not None:
         problem = effort_economy_problem(effort_economy)
@@ -97,9 +100,10 @@ def simulate(
     out_fps = float(out_fps or clip.fps)
     if output_fps_problem(out_fps) is not None:
         raise SimulationError(output_fps_problem(out_fps))
+    if mode == "torque":
+        return _sampled(source, schedule, height, mass, plan, out_fps, progress, cancel)
     settings = settings or srb.SrbSettings()
-    base_rate = QP_RATE if mode == "torque" else settings.rate
-    steps_per_frame = whole_steps(base_rate, out_fps)
+    steps_per_frame = whole_steps(settings.rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
@@ -124,8 +128,7 @@ def simulate(
             raise SimulationError(f"tau_max must be {body.tau_max.size} positive numbers")
         body = replace(body, tau_max=tau_max)
     limbs = None
-    torque_mode = mode == "torque" and stretch_kind == "feet"
-    if simulate_limbs and not torque_mode and not floor_work:
+    if simulate_limbs and not floor_work:
         limbs = engines.limb_simulator(engine, height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     if floor_work:
@@ -136,32 +139,29 @@ def simulate(
         if mixed:
             sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings), on_floor)
     sim.need_torques = False
-    whole = control.WholeBody(sim, body.tau_max, height, mass, plan) if torque_mode else None
-    notes = _notes(support, plan, settings, policy, torque_mode, floor_work, float(on_floor.mean()) if mixed else None)
+    notes = _notes(support, plan, settings, policy, floor_work, float(on_floor.mean()) if mixed else None)
     notes["engine"] = engines.LABELS[engine]
 
     # Everything below runs with engine bodies open: they close however it ends (a cancel too).
     try:
-        frames, held_up = _run(sim, whole, ref, hold, out_fps, progress, cancel, floor_work)
+        frames, held_up = _run(sim, ref, hold, out_fps, progress, cancel, floor_work)
         wall = _time.perf_counter() - wall0
-        take = _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall, whole)
+        take = _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall)
         take.stats.update(support.shares())    # share of frames held up by each unseen support
         take.engine = engine
         return take
     finally:
         if limbs is not None:
             limbs.close()
-        if whole is not None:
-            whole.close()
 
 
-def _run(sim, whole, ref, hold: float, out_fps: float, progress, cancel,
+def _run(sim, ref, hold: float, out_fps: float, progress, cancel,
          floor_work: bool) -> tuple[list[TakeFrame], np.ndarray]:
-    """Step ``sim`` (through ``whole`` in torque mode) until the source has played and the end has
+    """Step ``sim`` until the source has played and the end has
     been held for ``hold`` s, recording a TakeFrame every 1 / ``out_fps`` s, and per frame whether
     floor work held the body up (``floor_work``: throughout; a stretches.MixedSimulator says)."""
     max_time = MAX_STRETCH * ref.duration + hold + 1.0
-    advance = whole.step if whole is not None else sim.step
+    advance = sim.step
     frames: list[TakeFrame] = []
     held_up: list[bool] = []
     next_out = 0.0
@@ -174,7 +174,7 @@ def _run(sim, whole, ref, hold: float, out_fps: float, progress, cancel,
         if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
             break
         if sim.time >= next_out - 1e-9:
-            frames.append(_record(sim, whole))
+            frames.append(_record(sim))
             held_up.append(getattr(sim, "on_floor", floor_work))
             next_out += 1.0 / out_fps
         # Leg torques are only needed every step under fatigue; otherwise for recorded frames.
@@ -190,7 +190,7 @@ def _run(sim, whole, ref, hold: float, out_fps: float, progress, cancel,
     # (it was recorded whenever the source ran out, up to a frame early).
     while not sim.fallen and sim.time < next_out - 1e-9 and frames:
         advance()
-    frames.append(_record(sim, whole))
+    frames.append(_record(sim))
     held_up.append(getattr(sim, "on_floor", floor_work))
     if sim.phase < ref.duration - 1e-9 and not sim.fallen:
         sim.events.append(Event(sim.time, "stopped",
@@ -199,7 +199,7 @@ def _run(sim, whole, ref, hold: float, out_fps: float, progress, cancel,
     return frames, np.array(held_up, dtype=bool)
 
 
-def _notes(support, plan, settings, policy, torque_mode: bool, floor_work: bool,
+def _notes(support, plan, settings, policy, floor_work: bool,
            floor_share: float | None = None) -> dict[str, str]:
     """How each body part was simulated, in words (the Take's notes); ``floor_share``: the share of
     frames floor work holds up when the feet carry the rest (runtime.stretches), else None."""
@@ -223,14 +223,6 @@ def _notes(support, plan, settings, policy, torque_mode: bool, floor_work: bool,
                                "off: joints hold every pose until their strength runs out")
     notes["foot_placement"] = ("Raibert rule" if policy is None else
                                f"Raibert rule corrected by the policy {policy.name!r} at {POLICY_RATE:g} Hz")
-    if torque_mode:
-        notes["pelvis_and_legs"] = ("EXPERIMENTAL torque mode: the whole PyBullet proxy on joint torques from an "
-                                    "inverse-dynamics QP, each within RC * tau_max, tracking an SRB simulator run "
-                                    "in lockstep (its centre of mass, footholds, tempo and rests)")
-        notes["arms_trunk_neck"] = "the same articulated body, on the same fatigue-bounded joint torques"
-        notes["orientation"] = ("helped: a root moment the contacts do not supply keeps the body upright "
-                                "(residual_moment_nm_mean); the root force is residual_force")
-        notes["effort_economy"] = "not applied in torque mode"
     notes["support"], pelvis = support.described()
     if floor_share is not None:
         what, how = support.described(floor_work=True)[0].split(": ", 1)
@@ -247,31 +239,21 @@ def _notes(support, plan, settings, policy, torque_mode: bool, floor_work: bool,
     return notes
 
 
-def _record(sim, whole=None) -> TakeFrame:
-    """The TakeFrame of now: ``sim`` an SrbSimulator or floor.FloorSimulator, ``whole`` the
-    articulated body of torque mode (None: none)."""
+def _record(sim) -> TakeFrame:
+    """The TakeFrame of now: ``sim`` an SrbSimulator or floor.FloorSimulator."""
     model = sim.fatigue.model if sim.fatigue is not None else None
     fatigue = model.snapshot() if model is not None else None
-    if whole is not None:
-        pose = whole.record()
-        return TakeFrame(sim.phase, pose.com, whole.torque.copy(), fatigue, whole.residual[3:].copy(),
-                         whole.residual[:3].copy(), sim.strength_factor.copy(), pose=pose)
     state = sim.state()
     return TakeFrame(state.phase, state.com, sim.torque.copy(), fatigue, sim.residual_moment.copy(), np.zeros(3),
                      sim.strength_factor.copy(), state=state)
 
 
-def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall, whole=None) -> Take:
+def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall) -> Take:
     """The Take from the recorded frames; ``held_up`` (per frame): floor work held the body up
     there (its pose is the reference's), else the feet did (the SRB's pose)."""
     phase = np.array([f.phase for f in frames])
     floor_work = bool(held_up.all())
-    if whole is not None:
-        root_pos = np.array([f.pose.root_pos for f in frames])
-        root_rot = np.array([f.pose.root_rot for f in frames])
-        joints = np.array([f.pose.joints for f in frames])
-        contacts = np.array([f.pose.contacts for f in frames], dtype=bool)
-    elif floor_work:
+    if floor_work:
         root_pos, root_rot, joints = ref.clip.sample_many(phase)
         contacts = np.array([ref.sample(ph).contact for ph in phase], dtype=bool)
     elif not held_up.any():
@@ -294,7 +276,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall, wh
     events = [e.at(out_fps) for e in sim.events]
     simulated = float(sim.time)
     take = Take(
-        mode=("torque" if whole is not None else "srb") if not floor_work else "srb-reference-follow",
+        mode="srb" if not floor_work else "srb-reference-follow",
         fps=out_fps,
         clip=clip,
         reference_time=phase,
@@ -314,4 +296,57 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall, wh
                # How far shorter tired strides left the body behind the source's path at the end.
                "behind_source_m": float(np.linalg.norm(sim.lag[:2]))},
     )
+    return take
+
+
+def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass: float, plan: BodyPlan | None,
+             out_fps: float, progress, cancel) -> Take:
+    """Torque mode: the whole body tracked window by window by sampling (runtime.samcon) under
+    fatigued torque caps, no force or moment on the root; a window where no sample stays up is a
+    fall, reported and where the take ends.  No hold after the end; the character's proportions
+    are not used (the sampled body is the default humanoid at ``height``)."""
+    from . import samcon
+
+    clip = source if abs(source.fps - out_fps) < 1e-9 else source.resampled(out_fps)
+    floor_height = kinematics.shared(height, None, "mujoco").analyse(clip).floor_height
+    settings = samcon.SamconSettings()
+
+    def each_window(fraction: float) -> None:
+        if cancel is not None and cancel():
+            raise SimulationCancelled("bake cancelled: nothing was written")
+        if progress is not None:
+            progress(fraction)
+
+    each_window(0.0)
+    strength = None
+    passes = []
+    if schedule is not None:
+        # Strength as SRB mode's: a fresh pass first, just strong enough for the motion.
+        fresh = samcon.track(clip, settings=settings, height=height, mass=mass, floor=floor_height,
+                             progress=lambda f: each_window(0.5 * f))
+        strength, passes = samcon.strength_for(fresh, mass), [fresh]
+    result = samcon.track(clip, settings=settings, height=height, mass=mass, floor=floor_height, tau_max=strength,
+                          schedule=schedule,
+                          progress=each_window if schedule is None else (lambda f: each_window(0.5 + 0.5 * f)))
+    passes.append(result)
+    take = result.take(source.name)
+    wall = sum(p.wall_seconds for p in passes)
+    per_second = wall / max(result.seconds, 1e-9)
+    take.stats.update(wall_seconds=wall, realtime_x=result.seconds / wall if wall > 0 else float("inf"))
+    take.notes = {
+        "pelvis_and_legs": ("torque mode (experimental): the whole body on joint servos capped at RC * tau_max "
+                            "per DoF, no force or moment on the root; window by window "
+                            f"({settings.window:g} s) {settings.samples} sampled offsets to the clip's targets, "
+                            f"the best {settings.keep} kept, the best path replayed (runtime.samcon)"),
+        "arms_trunk_neck": "the same body, on the same fatigue-bounded servos",
+        "orientation": "simulated: nothing holds the body up but its feet on the floor",
+        "proportions": ("default humanoid (DeepMimic proportions and masses, scaled to the height)"
+                        + ("; the character's own proportions are used in SRB mode only" if plan is not None else "")),
+        "effort_economy": "not applied in torque mode",
+        "foot_placement": "found by the sampling",
+        "cost": (f"{per_second:.1f} s of compute per second of motion on {result.threads} thread(s), "
+                 f"{sum(p.simulated_steps for p in passes)} simulated steps"
+                 + ("; a fresh pass first sets the strength (1.05 x its largest torque per joint)" if len(passes) > 1 else "")),
+        "engine": engines.LABELS["mujoco"],
+    }
     return take

@@ -144,7 +144,6 @@ class SrbSimulator:
         self.knees = KneeSag([names.index(f"{side}_knee") for side in SIDES])
         self._next_sample, self._next_sample_phase = None, None
         self.need_torques = True    # leg torques every step (fatigue) or only when recorded
-        self.books_fatigue = True   # False: another simulator applies the torques and books them
         self.feet_roll = True       # a foot alone on the floor rolls under its load (feet.bearing_corners)
         self.p_target, self.v_target = self.p.copy(), self.v.copy()   # the step's COM target
         self.leg_dofs = body.leg_dofs.ravel()
@@ -364,7 +363,7 @@ class SrbSimulator:
             goal = ref.sample(ahead)
             self._next_sample, self._next_sample_phase = goal, ahead
             torque[self.limbs.dofs] = self.drive_limbs(root_pos, matrix_to_quat(root_R), self.acc, goal, rate)
-        if self.fatigue is not None and self.books_fatigue:
+        if self.fatigue is not None:
             torque = self.fatigue.step_torque(torque, strength, self.time, self.dt)
         self.torque = torque
         self.load_avg += (np.minimum(np.abs(torque) / strength, 1.0) - self.load_avg) * self._load_blend
@@ -499,26 +498,6 @@ class SrbSimulator:
             self.events.append(Event(self.time, "fall"))
 
     # -- output ------------------------------------------------------------------------------
-    # -- driven by torque mode's articulated body (runtime.control.WholeBody) -----------------
-    def stand_at(self, com: np.ndarray, com_vel: np.ndarray, touching: list[tuple[int, np.ndarray]]) -> None:
-        """Take the next step from where the articulated body really is: its centre of mass and
-        velocity, and each stance foot that touches the floor at its ankle's (xy) ``touching``
-        (side, world ankle) pairs."""
-        self.p, self.v = com, com_vel
-        r = self.ref.sample(self.phase)
-        for k, ankle in touching:
-            if self.feet[k].stance:
-                self.feet[k].offset[:2] = ankle[:2] - r.ankle[k][:2]
-
-    def applied(self, torque: np.ndarray) -> None:
-        """The torques another body applied (and booked) this step."""
-        self.torque = torque
-
-    def fall(self) -> None:
-        """Another body fell (event "fall"): the take ends."""
-        self.events.append(Event(self.time, "fall"))
-        self.fallen = True
-
     def state(self) -> SimState:
         """What the full-body pose needs (pose_output.poses), cheap to take every output frame."""
         limbs = self.limbs.joint_rotations() if self.limbs is not None else None

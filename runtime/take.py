@@ -42,20 +42,10 @@ class Event:
 
 
 @dataclass(frozen=True)
-class BodyPose:
-    """The pose of an articulated body (torque mode) at one output frame, as it was simulated."""
-    root_pos: np.ndarray             # (3,)
-    root_rot: np.ndarray             # (4,)
-    joints: np.ndarray               # (J, 4) local joint rotations, proxy order
-    contacts: np.ndarray             # (2,) bool: right, left foot touching
-    com: np.ndarray                  # (3,) centre of mass
-
-
-@dataclass(frozen=True)
 class TakeFrame:
     """What a simulation records at one output frame; runtime.simulate assembles a Take from them.
-    The pose comes either as a simulator state to be posed afterwards (``state``, a
-    runtime.pose_output.SimState: SRB mode, floor work) or as simulated (``pose``: torque mode)."""
+    The pose comes as a simulator state to be posed afterwards (``state``, a
+    runtime.pose_output.SimState: SRB mode, floor work)."""
     phase: float                     # s of the source shown
     com: np.ndarray                  # (3,) centre of mass
     torque: np.ndarray               # (DoF,) N*m
@@ -64,7 +54,6 @@ class TakeFrame:
     residual_force: np.ndarray       # (3,) N of help on the root
     strength_factor: np.ndarray      # (DoF,) strength over tau_max this frame
     state: object = None
-    pose: BodyPose | None = None
 
 
 @dataclass

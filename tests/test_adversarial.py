@@ -406,7 +406,8 @@ def test_batch_refuses_what_it_cannot_write_before_baking(shot, tmp_path, capsys
                                  f"--summary: cannot create {blocker / 's.json'}: {blocker} is a file, not a folder"),
         "out under a file": ([shot, "--out", blocker / "baked"], f"--out: cannot create {blocker / 'baked' / 'shot.blend'}"),
         "output is a directory": ([shot, "--out", out], f"--out: {out / 'shot.blend'} is a directory, not a file"),
-        "torque mode": ([shot, "--out", out, "--mode", "torque"], "--mode torque: torque mode is not available"),
+        "torque mode": ([shot, "--out", out, "--mode", "torque", "--engine", "pybullet"],
+                        "--mode torque --engine pybullet: torque mode runs on MuJoCo only"),
         "input is a directory": ([tmp_path / "x.blend", "--out", out], "x.blend is a directory, not a .blend file"),
     }[case]
     (out / "shot.blend").mkdir(parents=True) if case == "output is a directory" else None

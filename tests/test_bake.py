@@ -225,6 +225,30 @@ def test_a_take_too_tired_to_finish_says_so(registered_addon, monkeypatch):
     assert ", FELL at frame 57" in mod("fatigue_addon.bake").summary(report)
 
 
+def test_torque_mode_bakes_the_whole_body_with_no_root_help(registered_addon):
+    """Torque mode is the sampler (runtime.samcon) behind the same button: a new take, fatigue
+    curves, nothing on the root, and the Last Bake panel says how it was done and what it cost."""
+    obj, _, mapping = walk_rig(seconds=0.5, mesh=False)
+    tired(obj)
+    obj.fatigue_settings.mode = "TORQUE"
+    with pytest.raises(RuntimeError) as err:          # a script asking for PyBullet: one line, nothing written
+        bpy.ops.fatigue.bake_take(engine="pybullet")
+    assert str(err.value).strip() == ("Error: torque mode runs on MuJoCo only: leave the engine Automatic "
+                                      "or choose MuJoCo")
+    nothing_written(obj)
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    report = json.loads(obj.fatigue_settings.last_report)
+    assert report["mode"] == "torque" and report["engine"] == "MuJoCo" and not report["fell"]
+    assert report["residual_force_max_n"] == 0.0 and report["residual_moment_nm_mean"] == 0.0
+    assert "no force or moment on the root" in report["notes"]["pelvis_and_legs"]
+    assert obj.animation_data.action.name == "walk.fatigued" and "walk" in bpy.data.actions
+    _, capacity = curve_values(bpy.data.actions["walk.fatigued"], f'pose.bones["{mapping["right_knee"]}"]["capacity"]')
+    assert 0.0 < capacity.min() < 1.0
+    text = panel_text.draw_panels(bpy, obj)
+    assert "Torque mode: the whole body sampled, no root help" in text
+    assert any(line.startswith("Cost: ") and "of compute per second of motion" in line for line in text)
+
+
 def test_a_seated_character_bakes_held_by_its_seat(registered_addon):
     """A dialogue at a desk: the chair is not part of the rig.  The bake sits it on what the clip
     does not show instead of standing it on its feet in a squat (a tired sitter fell in 4 s)."""
@@ -371,12 +395,6 @@ def _empty_range():
     return obj
 
 
-def _torque():
-    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
-    obj.fatigue_settings.mode = "TORQUE"
-    return obj
-
-
 def _bad_mapping():
     obj, _, _ = walk_rig(seconds=1.0, mesh=False)
     bpy.ops.fatigue.detect_rig()
@@ -433,7 +451,6 @@ ERRORS = {
     "empty_range": (_empty_range, "Custom frame range 20-20 is empty: set End after Start"),
     "nan_fitness": (_nan_fitness, "Fitness is nan at frame"),
     "absurd_F": (_absurd_F, "F (fatigue rate) is 5000.0 at frame 1"),
-    "torque_mode": (_torque, "Torque mode is not available yet: set Mode to SRB"),
     "bad_mapping": (_bad_mapping, "'NoSuchBone' is not in"),
     "unmapped": (_unmapped, "no bone mapped"),
     "teleport": (_teleport, "m between frames 15 and 16: a cut, teleport or stepped key in 'walk'"),

@@ -106,9 +106,9 @@ def test_engine_choice_and_its_messages(monkeypatch):
         simulate.simulate(_clip("walk", 1.0))
 
 
-def test_torque_mode_says_it_needs_pybullet():
-    with pytest.raises(simulate.SimulationError, match="torque mode runs on PyBullet only"):
-        simulate.simulate(_clip("walk", 1.0), mode="torque", engine="mujoco")
+def test_torque_mode_says_it_needs_mujoco():
+    with pytest.raises(simulate.SimulationError, match="torque mode runs on MuJoCo"):
+        simulate.simulate(_clip("walk", 1.0), mode="torque", engine="pybullet")
 
 
 def test_without_pybullet_a_take_runs_on_mujoco():

@@ -155,8 +155,8 @@ def plan(args) -> list[dict]:
         if problem:
             raise UsageError(f"{flag} {value!r}: {problem}")
     _positive("--effort-economy", args.effort_economy, 0.0, MAX_EFFORT_ECONOMY, lo_open=False)
-    if args.mode == "torque":
-        raise UsageError("--mode torque: torque mode is not available for baking yet: use --mode srb")
+    if args.mode == "torque" and args.engine == "pybullet":
+        raise UsageError("--mode torque --engine pybullet: torque mode runs on MuJoCo only: leave --engine out")
     if args.engine not in (None, "auto"):
         from runtime import engine     # the takes run in this same Python: a missing engine fails here, once
         if not engine.importable(args.engine):

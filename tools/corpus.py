@@ -96,7 +96,8 @@ def round_trip(obj, mapping, start: int, end: int, height: float) -> dict:
     return {"round_trip_deg": float(np.degrees(np.arccos(cos)).max()), "round_trip_m": float(dist.max())}
 
 
-def bake_one(obj, action, condition: str, start: int, end: int, engine: str | None = None) -> dict:
+def bake_one(obj, action, condition: str, start: int, end: int, engine: str | None = None,
+             mode: str | None = None) -> dict:
     """One bake through the button's own calls; a dict of what the user and the bench see."""
     import bpy
 
@@ -104,7 +105,8 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
     from fatigued_takes.runtime import metrics, pose_error
 
     anim.assign_action(obj, action)
-    options = bake.BakeOptions(preset=CONDITIONS[condition], frame_start=start, frame_end=end, engine=engine)
+    options = bake.BakeOptions(preset=CONDITIONS[condition], frame_start=start, frame_end=end, engine=engine,
+                               mode=mode)
     t0 = time.perf_counter()
     job = bake.prepare(bpy.context, obj, options=options)
     run = bake.make_run(job, None, threaded=False)
@@ -136,7 +138,7 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
 
 
 def run_file(path: Path, conditions: list[str], seconds: float | None, update_fps: bool, log_dir: Path,
-             actions: list[str] | None = None, engine: str | None = None) -> list[dict]:
+             actions: list[str] | None = None, engine: str | None = None, mode: str | None = None) -> list[dict]:
     """Every armature and action of one file, baked in every condition (rows of the report)."""
     import bpy
 
@@ -162,7 +164,7 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
                        "status": "baked", "message": "", "conditions": {}}
                 try:
                     for condition in conditions:
-                        row["conditions"][condition] = bake_one(obj, action, condition, start, end, engine)
+                        row["conditions"][condition] = bake_one(obj, action, condition, start, end, engine, mode)
                     anim.assign_action(obj, action)
                     mapping = bake.resolve_mapping(obj, obj.fatigue_settings)
                     height = row["conditions"][conditions[0]]["height_m"] if conditions else 1.75
@@ -202,15 +204,16 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--log-dir", type=Path, required=True)
     ap.add_argument("--actions")
     ap.add_argument("--engine")
+    ap.add_argument("--mode")
     a = ap.parse_args(argv)
     rows = run_file(a.one, a.conditions.split(","), a.seconds, a.update_fps, a.log_dir,
-                    a.actions.split(",") if a.actions else None, a.engine)
+                    a.actions.split(",") if a.actions else None, a.engine, a.mode)
     a.out.write_text(json.dumps(rows), encoding="utf-8")
     return 0
 
 
 def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: Path, actions=None,
-                 engine: str | None = None) -> dict:
+                 engine: str | None = None, mode: str | None = None) -> dict:
     """One file in its own Python process; a crash there is this file's error, not the run's."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -225,6 +228,8 @@ def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: P
             cmd += ["--actions", ",".join(actions)]
         if engine:
             cmd += ["--engine", engine]
+        if mode:
+            cmd += ["--mode", mode]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode == 0 and out.is_file():
@@ -296,6 +301,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--corpus", type=Path, default=corpus_import.CORPUS)
     ap.add_argument("--engine", choices=("auto", "pybullet", "mujoco"),
                     help="physics engine (default: the add-on preference, Automatic)")
+    ap.add_argument("--mode", choices=("srb", "torque"),
+                    help="simulation mode (default: the panel's, SRB; torque: the whole body sampled, slower)")
     a = ap.parse_args(argv)
     conditions = [c for c in a.conditions.split(",") if c]
     bad = [c for c in conditions if c not in CONDITIONS]
@@ -317,7 +324,8 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         actions = [x for x in a.actions.split(",") if x] if a.actions else None
-        results = list(pool.map(lambda fm: run_in_child(fm[0], fm[1], conditions, a.seconds, log_dir, actions, a.engine),
+        results = list(pool.map(lambda fm: run_in_child(fm[0], fm[1], conditions, a.seconds, log_dir, actions, a.engine,
+                                                          a.mode),
                                 jobs))
     print_table(results, conditions)
     summary = summarise(results, conditions)

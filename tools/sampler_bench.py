@@ -17,13 +17,12 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from runtime import clip as C  # noqa: E402
-from runtime import calibration, kinematics, metrics, proxy, samcon  # noqa: E402
+from runtime import kinematics, metrics, samcon  # noqa: E402
 
 import bench  # noqa: E402
 
@@ -52,11 +51,6 @@ def _fmt(v) -> str:
     return "-" if v is None else f"{v:.3g}"
 
 
-def calibrated(fresh: samcon.SamconResult) -> np.ndarray:
-    """Strength per DoF from a fresh track: 1.05 x its largest torque, never below the default."""
-    return calibration.strength_over(np.array(proxy.dof_tau_max()), fresh.peak_torque, 1.05)
-
-
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="./fatigue sampler", description=__doc__)
     ap.add_argument("--clips", default=",".join(S1))
@@ -75,7 +69,7 @@ def main(argv: list[str]) -> int:
     for name in args.clips.split(","):
         fresh = None
         for condition in ["fresh"] + [c for c in conditions if c != "fresh"]:
-            strength = calibrated(fresh) if fresh is not None else None
+            strength = samcon.strength_for(fresh) if fresh is not None else None
             row, result, take = measure(name, args.seconds, settings, condition, strength)
             if fresh is None:
                 fresh, fresh_take = result, take
