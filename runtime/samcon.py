@@ -28,9 +28,12 @@ import numpy as np
 from . import calibration, kinematics, proxy, quat, repeatable
 from .body_description import proxy_links
 from .clip import Clip, revolute_angle
+from .effort import fatigue_cost
 from .mujoco_proxy import _v, keep_warnings_in_memory, mjcf
+from .sampled_reference import DAMPING_RATIO, SampledReference, WindowEnd, Clock
 from .schedule import ScheduledModel
 from .take import Event, Take, unfatigued
+from .tempo import MAX_STRETCH
 
 # PD stiffness per joint at the default 45 kg body (DeepMimic's humanoid); damping kp / 10.
 GAINS = {"chest": 1000.0, "neck": 100.0, "hip": 500.0, "knee": 500.0, "ankle": 400.0,
@@ -40,7 +43,6 @@ SPREAD = {"chest": 0.1, "neck": 0.05, "hip": 0.2, "knee": 0.2, "ankle": 0.2, "sh
           "elbow": 0.1}
 FOOT_LINKS = ("right_ankle", "left_ankle")
 TIP_LINKS = FOOT_LINKS + ("right_wrist", "left_wrist")
-DAMPING_RATIO = 0.1       # s: kd / kp of every servo
 FALL_COST = 1e3           # a sample whose look-ahead falls
 FRICTION = "0.9 0.005 0.0001"   # sliding, torsional, rolling (feet, body and floor alike)
 STRENGTH_HEADROOM = 3.0   # motors' caps over the proxy's default strength while fresh
@@ -64,6 +66,7 @@ class SamconSettings:
     balance_weight: float = 10.0   # centre of mass over the feet, and its height
     position_weight: float = 30.0  # centre of mass on the clip's path across the floor
     velocity_weight: float = 1.0   # ... and at the clip's pace
+    effort_weight: float = 1.0     # torque over strength squared, weighed by what it costs a tired joint
     spread_scale: float = 1.0
     lookahead: int = 2             # windows each sample is followed on (the clip's targets) before it is scored
     threads: int = 0               # simulating samples (0: one per core)
@@ -88,6 +91,8 @@ class SamconResult:
     fps: float = 30.0
     tau_max: np.ndarray | None = None            # (DoF,) the strength the motors were capped by
     height: float = proxy.DEFAULT_HEIGHT
+    reference_time: np.ndarray | None = None     # (T,) s of the clip shown at each frame (slower when tired)
+    events: list = field(default_factory=list)   # runtime.take.Event: rests, resumes, a fall, a stop
 
     def take(self, name: str) -> Take:
         """This track as a Take (torque mode: the pose as simulated, no help on the root), so
@@ -95,14 +100,15 @@ class SamconResult:
         frames = len(self.root_pos)
         strength = np.broadcast_to(self.tau_max, self.torque.shape).copy()
         fatigue = self.fatigue if self.fatigue is not None else unfatigued(self.torque, strength)
-        events = [] if self.fell_at is None else [Event(self.fell_at, "fall").at(self.fps)]
+        events = [e.at(self.fps) for e in self.events]
         clip = Clip(name=f"{name}.sampled", fps=self.fps, root_pos=self.root_pos,
                     root_rot=quat.make_continuous(self.root_rot), joint_rots=quat.make_continuous(self.joint_rots),
                     loop=False)
         # Feet on the floor as every take finds them: from the pose's geometry (kinematics.analyse).
         contacts = kinematics.shared(self.height, None, "mujoco").analyse(clip).foot_contact
         return Take(mode="torque", fps=self.fps, clip=clip,
-                    reference_time=np.arange(frames) / self.fps, fatigue=fatigue, torque=self.torque,
+                    reference_time=(self.reference_time if self.reference_time is not None
+                                    else np.arange(frames) / self.fps), fatigue=fatigue, torque=self.torque,
                     contacts=contacts, residual_force=np.zeros((frames, 3)), com=self.com, events=events,
                     notes={"body": "the whole body, sampled (no root help)"}, tau_max=self.tau_max,
                     strength=strength,
@@ -276,20 +282,6 @@ class SampledBody:
 
 
 # -- the search ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Plan:
-    """What the search needs: the body and the clip's servo targets, per physics step, and its
-    features at every window's end."""
-    settings: SamconSettings
-    targets: np.ndarray        # (steps + 1, 28) servo targets
-    ref_root: np.ndarray       # (windows + 1, 4) pelvis orientation at window ends
-    ref_angles: np.ndarray     # (windows + 1, 28)
-    ref_tips: np.ndarray       # (windows + 1, 4, 3)
-    ref_com: np.ndarray        # (windows + 1, 3)
-    ref_com_vel: np.ndarray    # (windows + 1, 3)
-    steps_per_window: int
-
-
 class _Rollouts:
     """Simulates batches of windows with MuJoCo's threaded rollouts (one MjData per core): the
     physics and the servos run in C, the samples in parallel."""
@@ -343,27 +335,39 @@ def _booked(fatigue, torques: np.ndarray, tau_max: np.ndarray, start: float, dt:
     return out
 
 
-def _costs(plan: _Plan, body: SampledBody, end: int, states: np.ndarray, sensors: np.ndarray) -> np.ndarray:
-    """Cost of every sample (rows of end ``states`` and ``sensors``) against the clip at window
-    end ``end``."""
-    s = plan.settings
+def _costs(s: SamconSettings, body: SampledBody, end: WindowEnd, states: np.ndarray,
+           sensors: np.ndarray) -> np.ndarray:
+    """Cost of every sample (rows of end ``states`` and ``sensors``) against the clip where the
+    window ends (``end``)."""
     qpos = states[:, 1:1 + body.model.nq]
     angles = qpos[:, body.qadr]
-    diff = np.abs(np.remainder(angles - plan.ref_angles[end] + math.pi, 2.0 * math.pi) - math.pi)
+    diff = np.abs(np.remainder(angles - end.angles + math.pi, 2.0 * math.pi) - math.pi)
     pose = (diff * diff).sum(axis=1)
     root = qpos[:, [4, 5, 6, 3]]
-    turn = 2.0 * repeatable.arccos(np.minimum(1.0, np.abs(root @ plan.ref_root[end])))
+    turn = 2.0 * repeatable.arccos(np.minimum(1.0, np.abs(root @ end.root)))
     tips = sensors[:, body.tip_sensors].reshape(-1, len(TIP_LINKS), 3)
     com = sensors[:, body.com_sensor]
     com_vel = sensors[:, body.com_vel_sensor]
-    rel = (tips - com[:, None, :]) - (plan.ref_tips[end] - plan.ref_com[end])
-    feet = (tips[:, :2, :2].mean(axis=1) - com[:, :2]) - (plan.ref_tips[end, :2, :2].mean(axis=0) - plan.ref_com[end, :2])
-    balance = (feet * feet).sum(axis=1) + (com[:, 2] - plan.ref_com[end, 2]) ** 2
-    path = com[:, :2] - plan.ref_com[end, :2]
-    pace = com_vel - plan.ref_com_vel[end]
+    rel = (tips - com[:, None, :]) - (end.tips - end.com)
+    feet = (tips[:, :2, :2].mean(axis=1) - com[:, :2]) - (end.tips[:2, :2].mean(axis=0) - end.com[:2])
+    balance = (feet * feet).sum(axis=1) + (com[:, 2] - end.com[2]) ** 2
+    path = com[:, :2] - end.com[:2]
+    pace = com_vel - end.com_vel
     return (s.pose_weight * pose + s.root_weight * turn * turn + s.end_weight * (rel * rel).sum(axis=(1, 2))
             + s.balance_weight * balance + s.position_weight * (path * path).sum(axis=1)
             + s.velocity_weight * (pace * pace).sum(axis=1))
+
+
+def _effort(torques: np.ndarray, tau_max: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Per sample, the mean over its window of sum_d (tau_d / tau_max_d)^2 (1 / RC_d^2 - 1):
+    ``torques`` (N, steps, DoF), ``capacity`` (N, DoF) its path's residual capacity.
+
+    Why: SRB mode's effort economy (runtime.effort.fatigue_cost) for the whole body.  Nothing
+    while fresh; tired, a pose that costs a weak joint dearly loses to one that spares it (an
+    arm lowered, a knee less bent), and a rest can recover instead of holding the motion's pose
+    at full cost."""
+    load = torques / tau_max
+    return ((load * load).mean(axis=1) * fatigue_cost(capacity)).sum(axis=1)
 
 
 def _seed(clip: Clip, settings: SamconSettings) -> int:
@@ -374,53 +378,37 @@ def _seed(clip: Clip, settings: SamconSettings) -> int:
     return int.from_bytes(h.digest()[:8], "little")
 
 
-def _plan(clip: Clip, duration: float, s: SamconSettings, body: SampledBody):
-    """The _Plan of ``clip`` on ``body``, and its root positions and rotations at every physics step."""
-    dt = 1.0 / s.rate
-    n = max(1, int(round(s.window * s.rate)))
-    windows = int(math.ceil(duration / (n * dt) - 1e-9))
-    times = np.arange(windows * n + 1) * dt
-    pos, rot, joints = clip.sample_many(times)
-    angles = np.unwrap(body.angles_of(joints), axis=0)
-    ends = np.arange(0, len(times), n)
-    tips, com, vel = [], [], []
-    for i in ends:
-        body.set_state(body.qpos_of(pos[i], rot[i], angles[i]), np.zeros(body.model.nv))
-        t, c, _ = body.features()
-        tips.append(t)
-        com.append(c)
-    com = np.array(com)
-    vel = np.gradient(com, n * dt, axis=0)
-    # The servos aim at the clip's angle plus its rate times kd / kp: with the damping that is a
-    # PD on both (a servo aiming at the angle alone lags a fast arm by a tenth of a second).
-    servo = angles + DAMPING_RATIO * np.gradient(angles, dt, axis=0)
-    return _Plan(s, servo, rot[ends], angles[ends], np.array(tips), com, vel, n), pos, rot
-
-
 def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | None = None,
           height: float = proxy.DEFAULT_HEIGHT, mass: float = proxy.DEFAULT_MASS, floor: float = 0.0,
-          tau_max: np.ndarray | None = None, schedule=None, progress=None) -> SamconResult:
+          tau_max: np.ndarray | None = None, schedule=None, progress=None,
+          max_stretch: float = MAX_STRETCH) -> SamconResult:
     """Track ``clip`` (its first ``seconds``; a looping clip cycles) by sampling; every motor
     within its strength ``tau_max`` per DoF (default: STRENGTH_HEADROOM times the proxy's
     default), and under a fatigue ``schedule`` (runtime.schedule.FatigueSchedule; None: fatigue
     off) within RC x tau_max: every kept path carries its own 3CC state, booked with the torques
     its servos applied at every step, and its samples are capped by its residual capacity at
-    the window's start."""
+    the window's start.  Tired, the clip plays slower and holds still to rest (sampled_reference.
+    Clock); the take lasts at most ``max_stretch`` times the clip (event "stopped" if cut short)."""
     s = settings or SamconSettings()
     wall0 = _time.perf_counter()
     duration = clip.duration if seconds is None else (seconds if clip.loop else min(seconds, clip.duration))
     body = SampledBody(height, mass, floor, s.rate, gimbal_free_orders(clip.joint_rots))
-    plan, pos, rot = _plan(clip, duration, s, body)
+    ref = SampledReference(clip, duration, s.rate, s.window, body)
+    # The clip's feet at every physics step (the clock's rests and flights; fatigue only).
+    feet = np.zeros((ref.total + 1, 2), dtype=bool)
+    if schedule is not None:
+        contact = kinematics.shared(height, None, "mujoco").analyse(clip).foot_contact
+        feet = contact[np.minimum(np.round(np.arange(ref.total + 1) * ref.dt * clip.fps).astype(int), len(contact) - 1)]
+    clock = Clock(ref, feet.all(axis=1), ~feet.any(axis=1), schedule is not None)
     if tau_max is None:
         tau_max = np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS)) * STRENGTH_HEADROOM
     tau_max = np.asarray(tau_max, dtype=np.float64)
-    n, dt = plan.steps_per_window, 1.0 / s.rate
-    windows = (len(plan.targets) - 1) // n
+    n, dt = ref.window_steps, ref.dt
     rng = np.random.default_rng(_seed(clip, s))
     spread = np.concatenate([[SPREAD[_kind(j.name)]] * j.dofs for j in proxy.DEFAULT_JOINTS]) * s.spread_scale
     start = clip.sample_many(np.array([0.0, dt]))[2]
-    q0 = body.qpos_of(pos[0], rot[0], body.angles_of(start[0]))
-    q1 = body.qpos_of(pos[1], rot[1], body.angles_of(start[1]))
+    q0 = body.qpos_of(ref.pos[0], ref.rot[0], body.angles_of(start[0]))
+    q1 = body.qpos_of(ref.pos[1], ref.rot[1], body.angles_of(start[1]))
     v0 = np.zeros(body.model.nv)
     body._mj.mj_differentiatePos(body.model, v0, dt, q0, q1)
     threads = s.threads or (os.cpu_count() or 1)
@@ -429,11 +417,19 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     fatigue0 = ScheduledModel(schedule) if schedule is not None else None
     kept = [(0.0, first, None, fatigue0)]   # (cost, state, path node (parent node, offset, caps), 3CC state)
     torque_at = body.torque_sensors
-    steps, fell_at, costs = 0, None, []
-    for w in range(windows):
-        window_targets = plan.targets[w * n + 1:(w + 1) * n + 1]
-        ahead = min(s.lookahead, windows - 1 - w)       # windows simulated on beyond, following the clip
-        following = plan.targets[(w + 1) * n + 1:(w + 1 + ahead) * n + 1]
+    steps, fell_at, costs, clock_at = 0, None, [], []     # clock_at: (position, tempo) per window
+    most = int(math.ceil(max_stretch * ref.windows))
+    w = 0
+    while not clock.ended and w < most:
+        time_now = w * n * dt
+        tempo = clock.tempo(time_now, kept[0][3].model if kept[0][3] is not None else None)
+        x = clock.x
+        window_targets = ref.targets(x, tempo, n)
+        x_end = float(ref.clamp(x + tempo * n))
+        # Windows simulated on beyond, following the clip at this tempo (as many as it has left).
+        left = s.lookahead if tempo <= 0.0 else int(math.ceil((ref.total - x_end) / (tempo * n) - 1e-9))
+        ahead = max(0, min(s.lookahead, left))
+        following = ref.targets(x_end, tempo, ahead * n)
         # Each kept path's motors within what it has left: RC x tau_max at the window's start.
         caps = [tau_max * (k[3].model.residual_capacity if schedule is not None else 1.0) for k in kept]
         models = sim.capped(caps)
@@ -452,22 +448,34 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
                 break
             count, rounds = count * 2, rounds + 1
         if not len(alive):
-            fell_at = w * n * dt
+            fell_at = time_now
+            clock.events.append(Event(fell_at, "fall"))
             break
         ends = states[:, n - 1]
-        scores = _costs(plan, body, w + 1, ends[alive], sensors[alive, n - 1])
+        scores = _costs(s, body, ref.end(x_end, tempo), ends[alive], sensors[alive, n - 1])
         for a in range(1, ahead + 1):
-            later = _costs(plan, body, w + 1 + a, states[alive, (a + 1) * n - 1], sensors[alive, (a + 1) * n - 1])
+            later = _costs(s, body, ref.end(x_end + a * tempo * n, tempo), states[alive, (a + 1) * n - 1],
+                           sensors[alive, (a + 1) * n - 1])
             later[fallen[alive, :(a + 1) * n].any(axis=1)] = FALL_COST
             scores = scores + later
+        if schedule is not None and s.effort_weight:
+            capacity = np.array([parents[i][3].model.residual_capacity for i in alive])
+            scores = scores + s.effort_weight * _effort(sensors[alive, :n, torque_at], tau_max, capacity)
         best = alive[np.argsort(scores, kind="stable")[:s.keep]]
         ranked = np.sort(scores, kind="stable")[:s.keep]
         kept = [(float(c), ends[i].copy(), (parents[i][2], offsets[i], caps[i % len(caps)]),
-                 _booked(parents[i][3], sensors[i, :n, torque_at], tau_max, w * n * dt, dt))
+                 _booked(parents[i][3], sensors[i, :n, torque_at], tau_max, time_now, dt))
                 for c, i in zip(ranked, best)]
         costs.append(kept[0][0])
+        clock_at.append((x, tempo))
+        clock.advance(tempo)
+        w += 1
         if progress is not None:
-            progress((w + 1) / windows)
+            progress(clock.fraction)
+    if fell_at is None and not clock.ended:
+        clock.events.append(Event(w * n * dt, "stopped",
+                                  f"the take reached {max_stretch:g}x the source length; the last "
+                                  f"{(ref.total - clock.x) * dt:.1f} s of the source were not played"))
     # Replay the best path, recording every step (the same rollouts: the same bits) and booking
     # its torques again from the start (the same 3CC states the search carried).
     path, node = [], kept[0][2]
@@ -476,16 +484,18 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
         path.append((offset, window_caps))
     path.reverse()
     qs, torques, state = [q0], [np.zeros(len(tau_max))], first
+    phases = [0.0]
     body.set_state(q0, v0)
     coms = [body.data.subtree_com[1].copy()]
     model = ScheduledModel(schedule) if schedule is not None else None
     snapshots = [model.model.snapshot()] if model is not None else None
-    for w, (offset, window_caps) in enumerate(path):
+    for w, ((offset, window_caps), (x, tempo)) in enumerate(zip(path, clock_at)):
         body.set_caps(window_caps)
-        every, _, sensors = sim.run(state[None], (plan.targets[w * n + 1:(w + 1) * n + 1] + offset)[None])
+        every, _, sensors = sim.run(state[None], (ref.targets(x, tempo, n) + offset)[None])
         qs.extend(every[0, :, 1:1 + body.model.nq])
         torques.extend(sensors[0, :, torque_at])
         coms.extend(sensors[0, :, body.com_sensor])
+        phases.extend(ref.clamp(x + tempo * np.arange(1, n + 1)) * dt)
         if model is not None:
             for k in range(n):
                 model.step_torque(sensors[0, k, torque_at], tau_max, (w * n + k) * dt, dt)
@@ -502,4 +512,4 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
                         wall_seconds=_time.perf_counter() - wall0, simulated_steps=steps, threads=threads, costs=costs,
                         torque=torques[at], peak_torque=np.abs(torques).max(axis=0), fatigue=fatigue,
                         com=np.array(coms)[at], fps=clip.fps, tau_max=tau_max,
-                        height=height)
+                        height=height, reference_time=np.array(phases)[at], events=list(clock.events))

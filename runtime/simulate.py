@@ -25,9 +25,9 @@ from .policy import POLICY_RATE, attach
 from .anthropometry import BodyPlan
 from .schedule import FatigueSchedule, ScheduledModel
 from .take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
+from .tempo import MAX_STRETCH
 
 MODES = ("srb", "torque")
-MAX_STRETCH = 3.0             # a take may last at most this many times its source motion
 
 
 class SimulationCancelled(Exception):
@@ -326,7 +326,7 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
                              progress=lambda f: each_window(0.5 * f))
         strength, passes = samcon.strength_for(fresh, mass), [fresh]
     result = samcon.track(clip, settings=settings, height=height, mass=mass, floor=floor_height, tau_max=strength,
-                          schedule=schedule,
+                          schedule=schedule, max_stretch=MAX_STRETCH,
                           progress=each_window if schedule is None else (lambda f: each_window(0.5 + 0.5 * f)))
     passes.append(result)
     take = result.take(source.name)
@@ -342,7 +342,9 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
         "orientation": "simulated: nothing holds the body up but its feet on the floor",
         "proportions": ("default humanoid (DeepMimic proportions and masses, scaled to the height)"
                         + ("; the character's own proportions are used in SRB mode only" if plan is not None else "")),
-        "effort_economy": "not applied in torque mode",
+        "effort_economy": ("the sampler weighs each joint's torque by what it costs it tired (1 / RC^2 - 1): "
+                           "tired joints spare themselves; the clip plays slower and holds still to rest as "
+                           "in SRB mode (the same tempo rule)"),
         "foot_placement": "found by the sampling",
         "cost": (f"{per_second:.1f} s of compute per second of motion on {result.threads} thread(s), "
                  f"{sum(p.simulated_steps for p in passes)} simulated steps"

@@ -15,6 +15,7 @@ import numpy as np
 
 from .take import Event
 
+MAX_STRETCH = 3.0         # a take may last at most this many times its source motion
 CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed motion's before the tempo gives way
 MAX_FLIGHT_RATE = 3.0     # the source's flight plays at most this much faster when the body lands sooner
 FLIGHT_RATE_SLACK = 0.05  # ... and only when it lands more than this much sooner (fresh flights keep time)

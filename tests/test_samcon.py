@@ -139,3 +139,41 @@ def test_torque_mode_is_the_sampler_with_progress_and_cancel():
     asked = []
     with pytest.raises(simulate.SimulationCancelled):
         simulate.simulate(walk, None, mode="torque", seconds=0.3, cancel=lambda: asked.append(1) or len(asked) > 2)
+
+
+def test_the_sampler_s_clip_is_exact_at_whole_steps_and_linear_between():
+    from runtime.sampled_reference import SampledReference
+
+    walk = _load("walk")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(walk.joint_rots))
+    ref = SampledReference(walk, 0.4, 250.0, 0.1, body)
+    assert ref.total == 100 and ref.windows == 4
+    full = ref.targets(25.0, 1.0, 25)
+    np.testing.assert_array_equal(full, ref.angles[26:51] + 0.1 * ref.rates[26:51])
+    half = ref.targets(25.0, 0.5, 2)               # steps 25.5 and 26
+    np.testing.assert_allclose(half[0], 0.5 * (ref.angles[25] + ref.angles[26]) + 0.05 * 0.5 * (ref.rates[25] + ref.rates[26]))
+    held = ref.targets(25.0, 0.0, 3)               # resting: the pose held, no rate
+    np.testing.assert_array_equal(held, np.repeat(ref.angles[25][None], 3, axis=0))
+    end = ref.end(50.0, 0.5)
+    np.testing.assert_array_equal(end.com, ref.com[50])
+    np.testing.assert_allclose(end.com_vel, 0.5 * (ref.com[75] - ref.com[25]) / (2 * 0.1))
+
+
+def test_a_tired_sampled_body_rests_where_its_feet_are_down_and_recovers():
+    """Exhausted from the start (RC 0.3, below SRB mode's rest threshold), on both feet: the
+    sampler holds the clip still while the joints recover (its effort economy lets the held
+    pose cost them less), then plays on, slower; a take cut short by the length limit says so."""
+    from runtime import schedule as S
+
+    punch = _load("punch")
+    tired = S.from_fitness(0.25, fps=30.0, time_scale=150.0, initial_fatigue=0.7)
+    settings = samcon.SamconSettings(samples=200, keep=20)
+    take = samcon.track(punch, 1.0, settings, schedule=tired, max_stretch=7.0).take("punch")
+    kinds = [e["kind"] for e in take.events]
+    assert kinds[:2] == ["rest", "resume"] and take.events[0]["frame"] == 0 and "fall" not in kinds
+    resumed = take.events[1]["frame"]
+    assert np.all(take.reference_time[:resumed] == 0.0) and take.reference_time[-1] > 0.2   # held, then on
+    rc = take.fatigue["RC"].min(axis=1)
+    assert rc[resumed] > rc[0] + 0.1                                          # recovered while resting
+    assert np.all(np.diff(take.reference_time) >= 0.0)
+    assert kinds[-1] == "stopped" and "were not played" in take.events[-1]["reason"]

@@ -83,7 +83,8 @@ def main(argv: list[str]) -> int:
             fell = f"FELL at {row['fall_time']:.1f} s" if not row["survived"] else "stood"
             effects = " ".join(f"{label} {_fmt(row[key])}" for label, key in EFFECTS) if condition != "fresh" else ""
             print(f"{name:10s} {condition:9s} {fell:16s} {row['seconds']:5.1f} s  joint {row['joint_err_deg']:5.2f} deg  "
-                  f"root {row['root_err_m']:.3f} m  min RC {row['min_rc']:.2f}  "
+                  f"root {row['root_err_m']:.3f} m  min RC {row['min_rc']:.2f}  tempo x{row['duration_stretch']:.2f}  "
+                  f"rests {row['rests']}  "
                   f"{row['compute_s_per_motion_s']:4.1f} s compute per s ({row['cores']} cores)  {effects}", flush=True)
     stood = sum(r["survived"] for r in rows)
     print(f"{stood}/{len(rows)} runs stood; median compute {statistics.median(r['compute_s_per_motion_s'] for r in rows):.1f} s "

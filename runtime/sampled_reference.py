@@ -1,0 +1,154 @@
+"""The clip as the sampler (runtime.samcon) reads it: servo targets and the features its cost
+compares against, at any point of the clip's own clock.
+
+Why a clock of its own: a tired body plays its source slower and stops to rest (runtime.tempo),
+so a window of the search no longer covers a fixed stretch of the clip.  Everything is tabulated
+at every physics step of the clip (the hinge angles, their rates, the pelvis orientation, the
+feet, hands and centre of mass) and read between steps by linear interpolation; at whole steps
+the numbers are the tabulated ones exactly, so a take played at full tempo is the one the
+sampler found before it had a clock.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import proxy
+
+DAMPING_RATIO = 0.1       # s: kd / kp of every servo (runtime.samcon's servos)
+
+
+@dataclass(frozen=True)
+class WindowEnd:
+    """The clip's features where a window ends (what a sample is scored against)."""
+    root: np.ndarray           # (4,) pelvis orientation, x y z w
+    angles: np.ndarray         # (28,) hinge angles
+    tips: np.ndarray           # (4, 3) feet and hands
+    com: np.ndarray            # (3,) centre of mass
+    com_vel: np.ndarray        # (3,) its velocity at the body's tempo
+
+
+class SampledReference:
+    """The clip tabulated at every physics step (positions ``x`` are in steps of ``dt`` from the
+    clip's start; ``total`` steps long, whole windows of ``window_steps``)."""
+
+    def __init__(self, clip, duration: float, rate: float, window: float, body):
+        self.dt = 1.0 / rate
+        self.window_steps = max(1, int(round(window * rate)))
+        windows = int(math.ceil(duration / (self.window_steps * self.dt) - 1e-9))
+        self.windows = windows
+        self.total = windows * self.window_steps
+        times = np.arange(self.total + 1) * self.dt
+        self.pos, self.rot, joints = clip.sample_many(times)
+        self.angles = np.unwrap(body.angles_of(joints), axis=0)
+        # The servos aim at the clip's angle plus its rate times kd / kp: with the damping that is a
+        # PD on both (a servo aiming at the angle alone lags a fast arm by a tenth of a second).
+        self.rates = np.gradient(self.angles, self.dt, axis=0)
+        tips, com = [], []
+        for i in range(self.total + 1):
+            body.set_state(body.qpos_of(self.pos[i], self.rot[i], self.angles[i]), np.zeros(body.model.nv))
+            t, c, _ = body.features()
+            tips.append(t)
+            com.append(c)
+        self.tips, self.com = np.array(tips), np.array(com)
+
+    @staticmethod
+    def _at(table: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Rows of ``table`` at positions ``x`` (steps; exact at whole steps)."""
+        i = np.floor(x).astype(int)
+        a = x - i
+        j = np.minimum(i + 1, len(table) - 1)
+        shape = (-1,) + (1,) * (table.ndim - 1)
+        between = table[i] + a.reshape(shape) * (table[j] - table[i])
+        return np.where((a == 0.0).reshape(shape), table[i], between)
+
+    def clamp(self, x):
+        return np.minimum(x, float(self.total))
+
+    def targets(self, start: float, tempo: float, steps: int) -> np.ndarray:
+        """(steps, 28) servo targets for the physics steps after position ``start`` at ``tempo``
+        (clip steps per physics step; 0: holding still), each aimed where that step ends."""
+        x = self.clamp(start + tempo * np.arange(1, steps + 1))
+        return self._at(self.angles, x) + DAMPING_RATIO * (tempo * self._at(self.rates, x))
+
+    def end(self, x: float, tempo: float) -> WindowEnd:
+        """The features at position ``x`` for a body playing the clip at ``tempo``.  The centre of
+        mass's velocity is taken over a window either side (one-sided at the clip's ends)."""
+        x = float(self.clamp(x))
+        at = np.array([x])
+        root = self._at(self.rot, at)[0]
+        if x != math.floor(x):
+            root = root / math.sqrt(float(root @ root))
+        h = self.window_steps * self.dt
+        n = self.window_steps
+        if x - n < 0.0:
+            vel = (self._at(self.com, np.array([x + n]))[0] - self._at(self.com, at)[0]) / h
+        elif x + n > self.total:
+            vel = (self._at(self.com, at)[0] - self._at(self.com, np.array([x - n]))[0]) / h
+        else:
+            vel = (self._at(self.com, np.array([x + n]))[0] - self._at(self.com, np.array([x - n]))[0]) / (2.0 * h)
+        return WindowEnd(root, self._at(self.angles, at)[0], self._at(self.tips, at)[0], self._at(self.com, at)[0],
+                         tempo * vel)
+
+
+class Clock:
+    """Where the sampler is in its clip and how fast it plays it: SRB mode's tempo rule
+    (runtime.tempo.TempoRule, its thresholds) on the weakest loaded leg joint of the best path so
+    far, window by window; a rest (the clip held) where both of the clip's feet are down, until
+    the legs recover or recovery stalls.  Fatigue off: full tempo throughout.
+
+    Why the legs, as in SRB mode: they carry the motion; a tired arm or neck yields to its load
+    (the sampler's effort economy) rather than stopping the body (on every joint, a walk spent
+    three quarters of its time resting for its arms)."""
+
+    def __init__(self, ref: SampledReference, both_down: np.ndarray, airborne: np.ndarray, fatigued: bool):
+        from .srb import SrbSettings
+        from .tempo import TempoRule
+
+        self.ref = ref
+        self.both_down = both_down            # (total + 1,) the clip's feet both down at each step
+        self.airborne = airborne              # (total + 1,) ... neither down: a flight
+        self.fatigued = fatigued
+        self.settings = SrbSettings()
+        self.events: list = []
+        self.rule = TempoRule(self.settings, self.events)
+        self.x = 0.0
+        self.legs = np.array([i for i, (name, _, _) in enumerate(proxy.dof_table())
+                              if name.endswith(("_hip", "_knee", "_ankle"))])
+
+    @property
+    def ended(self) -> bool:
+        return self.x >= self.ref.total
+
+    @property
+    def fraction(self) -> float:
+        return min(self.x / self.ref.total, 1.0)
+
+    def tempo(self, time: float, model) -> float:
+        """Clip steps per physics step for the window starting at ``time`` (s), given the best
+        path's 3CC model (runtime.fatigue.ThreeCompartmentModel; None: fatigue off)."""
+        if not self.fatigued or model is None:
+            return 1.0
+        rule, s = self.rule, self.settings
+        rc = model.residual_capacity[self.legs]
+        loaded = model.target_load[self.legs] > 0.02
+        weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
+        phase = self.x * self.ref.dt
+        if rule.resting:
+            reason = rule.rest_over(float(rc.min()), self.ended, time)
+            if reason is None:
+                return 0.0
+            rule.end_rest(reason, time, phase)
+        rule.tempo = rule.tempo_for(weakest)
+        step = min(int(round(self.x)), self.ref.total)
+        if weakest < s.rest_rc and self.both_down[step] and rule.may_rest(phase, self.ended):
+            rule.begin_rest(float(rc.min()), time)
+            return 0.0
+        # A flight keeps its own pace, as in SRB mode: gravity sets that clock (a jump played
+        # slower asks the body for a slow-motion flight).
+        return 1.0 if self.airborne[step] else rule.tempo
+
+    def advance(self, tempo: float) -> None:
+        self.x = float(self.ref.clamp(self.x + tempo * self.ref.window_steps))
