@@ -101,7 +101,12 @@ def simulate(
     if output_fps_problem(out_fps) is not None:
         raise SimulationError(output_fps_problem(out_fps))
     if mode == "torque":
-        return _sampled(source, schedule, height, mass, plan, out_fps, progress, cancel)
+        prepared = prepare(source, kinematics.shared(height, None, engine), mass)
+        if stretches.floor_frames(prepared.ck, prepared.support).any():
+            held = prepared.support.described(floor_work=True)[0].split(":")[0]
+            raise SimulationError(f"torque mode balances the body on its feet alone, and clip '{clip.name}' is held up "
+                                  f"part of the time by {held}: bake it in SRB mode")
+        return _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel)
     settings = settings or srb.SrbSettings()
     steps_per_frame = whole_steps(settings.rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
@@ -300,7 +305,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall) ->
 
 
 def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass: float, plan: BodyPlan | None,
-             out_fps: float, progress, cancel) -> Take:
+             out_fps: float, floor_height: float, progress, cancel) -> Take:
     """Torque mode: the whole body tracked window by window by sampling (runtime.samcon) under
     fatigued torque caps, no force or moment on the root; a window where no sample stays up is a
     fall, reported and where the take ends.  No hold after the end; the character's proportions
@@ -308,7 +313,6 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
     from . import samcon
 
     clip = source if abs(source.fps - out_fps) < 1e-9 else source.resampled(out_fps)
-    floor_height = kinematics.shared(height, None, "mujoco").analyse(clip).floor_height
     settings = samcon.SamconSettings()
 
     def each_window(fraction: float) -> None:

@@ -177,3 +177,12 @@ def test_a_tired_sampled_body_rests_where_its_feet_are_down_and_recovers():
     assert rc[resumed] > rc[0] + 0.1                                          # recovered while resting
     assert np.all(np.diff(take.reference_time) >= 0.0)
     assert kinds[-1] == "stopped" and "were not played" in take.events[-1]["reason"]
+
+
+def test_torque_mode_refuses_a_clip_its_feet_do_not_carry_in_one_line():
+    from test_floor import seated_typist
+
+    with pytest.raises(simulate.SimulationError) as err:
+        simulate.simulate(seated_typist(2.0), None, mode="torque")
+    message = str(err.value)
+    assert "\n" not in message and "an unseen seat" in message and message.endswith("bake it in SRB mode")
