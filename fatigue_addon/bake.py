@@ -319,7 +319,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         raise BakeInputError(f"'{obj.name}' is a {obj.type.lower()}, not an armature: select the character's armature")
     overrides = options.settings_overrides(obj.fatigue_settings)
     settings = _SettingsView(obj.fatigue_settings, overrides)
-    if settings.mode == "TORQUE" and options.engine is not None and str(options.engine).lower() == "pybullet":
+    if settings.mode == "TORQUE" and options.engine is not None and backend.engine_name(options.engine) == "pybullet":
         raise BakeInputError("torque mode runs on MuJoCo only: leave the engine Automatic or choose MuJoCo")
     start, end = bake_range(scene, settings)
     if options.frame_start is not None or options.frame_end is not None:

@@ -73,16 +73,10 @@ def body_from_proxy(kin: Kinematics, mass: float = proxy.DEFAULT_MASS) -> Body:
     sole_world = kin.sole_corners(com_pos, com_rot)[0]
     sole = (sole_world - ankle) @ R_root  # world -> link frame (R_root^T applied to rows)
     leg_mass = np.array([m[idx["right_hip"]], m[idx["right_knee"]], m[idx["right_ankle"]]]) * scale
-    offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
-    jidx = {j.name: k for k, j in enumerate(proxy.DEFAULT_JOINTS)}
-    leg_dofs = []
-    for s in SIDES:
-        h, kn, an = (offsets[jidx[f"{s}_{n}"]] for n in ("hip", "knee", "ankle"))
-        leg_dofs.append([h, h + 1, h + 2, kn, an, an + 1, an + 2])
     return Body(
         mass=float(mass), inertia=R_root.T @ inertia @ R_root * scale,
         inertia_inv=np.linalg.inv(R_root.T @ inertia @ R_root * scale), hip=hips, thigh=thigh, shin=shin,
-        sole=sole, leg_mass=leg_mass, leg_dofs=np.array(leg_dofs),
+        sole=sole, leg_mass=leg_mass, leg_dofs=np.array(proxy.leg_dofs()),
         tau_max=np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS * kin.scale)),
         height=kin.height,
     )

@@ -57,6 +57,18 @@ def dof_body_parts(joints: tuple[Joint, ...] = DEFAULT_JOINTS) -> list[str]:
     return [j.body_part for _, _, j in dof_table(joints)]
 
 
+def leg_dofs(joints: tuple[Joint, ...] = DEFAULT_JOINTS) -> list[list[int]]:
+    """DoF indices of each leg, right then left: hip x3, knee, ankle x3."""
+    first = {}
+    for k, (name, _, _) in enumerate(dof_table(joints)):
+        first.setdefault(name, k)
+    out = []
+    for side in ("right", "left"):
+        hip, knee, ankle = (first[f"{side}_{n}"] for n in ("hip", "knee", "ankle"))
+        out.append([hip, hip + 1, hip + 2, knee, ankle, ankle + 1, ankle + 2])
+    return out
+
+
 def other_side(name: str) -> str:
     """The mirror joint's name (right_knee <-> left_knee; unsided joints are their own)."""
     for a, b in (("right_", "left_"), ("left_", "right_")):

@@ -399,7 +399,7 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     if schedule is not None:
         contact = kinematics.shared(height, None, "mujoco").analyse(clip).foot_contact
         feet = contact[np.minimum(np.round(np.arange(ref.total + 1) * ref.dt * clip.fps).astype(int), len(contact) - 1)]
-    clock = Clock(ref, feet.all(axis=1), ~feet.any(axis=1), schedule is not None)
+    clock = Clock(ref, feet)
     if tau_max is None:
         tau_max = np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS)) * STRENGTH_HEADROOM
     tau_max = np.asarray(tau_max, dtype=np.float64)

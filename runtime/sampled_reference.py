@@ -97,26 +97,24 @@ class Clock:
     """Where the sampler is in its clip and how fast it plays it: SRB mode's tempo rule
     (runtime.tempo.TempoRule, its thresholds) on the weakest loaded leg joint of the best path so
     far, window by window; a rest (the clip held) where both of the clip's feet are down, until
-    the legs recover or recovery stalls.  Fatigue off: full tempo throughout.
+    the legs recover or recovery stalls.  Fatigue off (no model): full tempo throughout.
 
     Why the legs, as in SRB mode: they carry the motion; a tired arm or neck yields to its load
     (the sampler's effort economy) rather than stopping the body (on every joint, a walk spent
     three quarters of its time resting for its arms)."""
 
-    def __init__(self, ref: SampledReference, both_down: np.ndarray, airborne: np.ndarray, fatigued: bool):
+    def __init__(self, ref: SampledReference, feet: np.ndarray):
         from .srb import SrbSettings
         from .tempo import TempoRule
 
         self.ref = ref
-        self.both_down = both_down            # (total + 1,) the clip's feet both down at each step
-        self.airborne = airborne              # (total + 1,) ... neither down: a flight
-        self.fatigued = fatigued
+        self.both_down = feet.all(axis=1)     # (total + 1,) the clip's feet (``feet``: right, left) both down
+        self.airborne = ~feet.any(axis=1)     # ... neither down: a flight
         self.settings = SrbSettings()
         self.events: list = []
         self.rule = TempoRule(self.settings, self.events)
         self.x = 0.0
-        self.legs = np.array([i for i, (name, _, _) in enumerate(proxy.dof_table())
-                              if name.endswith(("_hip", "_knee", "_ankle"))])
+        self.legs = np.array(proxy.leg_dofs()).ravel()
 
     @property
     def ended(self) -> bool:
@@ -129,7 +127,7 @@ class Clock:
     def tempo(self, time: float, model) -> float:
         """Clip steps per physics step for the window starting at ``time`` (s), given the best
         path's 3CC model (runtime.fatigue.ThreeCompartmentModel; None: fatigue off)."""
-        if not self.fatigued or model is None:
+        if model is None:
             return 1.0
         rule, s = self.rule, self.settings
         rc = model.residual_capacity[self.legs]

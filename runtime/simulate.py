@@ -249,7 +249,7 @@ def _record(sim) -> TakeFrame:
     model = sim.fatigue.model if sim.fatigue is not None else None
     fatigue = model.snapshot() if model is not None else None
     state = sim.state()
-    return TakeFrame(state.phase, state.com, sim.torque.copy(), fatigue, sim.residual_moment.copy(), np.zeros(3),
+    return TakeFrame(state.phase, state.com, sim.torque.copy(), fatigue, sim.residual_moment.copy(),
                      sim.strength_factor.copy(), state=state)
 
 
@@ -288,7 +288,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall) ->
         fatigue=fatigue,
         torque=torque,
         contacts=contacts,
-        residual_force=np.array([f.residual_force for f in frames]),
+        residual_force=np.zeros((len(frames), 3)),      # nothing helps the root in SRB mode
         com=com,
         events=events,
         notes=notes,

@@ -51,7 +51,6 @@ class TakeFrame:
     torque: np.ndarray               # (DoF,) N*m
     fatigue: dict | None             # the fatigue model's snapshot (None: fatigue off)
     residual_moment: np.ndarray      # (3,) N*m the contacts could not supply
-    residual_force: np.ndarray       # (3,) N of help on the root
     strength_factor: np.ndarray      # (DoF,) strength over tau_max this frame
     state: object = None
 
