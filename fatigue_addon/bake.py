@@ -671,7 +671,8 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
         "behind_source_m": stats.get("behind_source_m", 0.0),
         "notes": dict(take.notes),
-        "warnings": list(job.warnings) + [e["reason"] for e in stopped],
+        "warnings": list(job.warnings) + ([take.notes["playback"]] if "playback" in take.notes else [])
+                    + [e["reason"] for e in stopped],
         "name_notes": [job.take_note] if job.take_note else [],
         "meshes": list(meshes),
         "stats": stats,

@@ -119,6 +119,11 @@ class Clip:
             out_rot[sel] = quat.multiply(heading, rot[sel])
         return out_pos, out_rot
 
+    def played_faster(self, factor: float) -> "Clip":
+        """The same frames played ``factor`` times faster (runtime.playback: a slow-motion clip at
+        the speed it was performed)."""
+        return replace(self, fps=float(self.fps * factor))
+
     def resampled(self, fps: float) -> "Clip":
         """The same motion at another frame rate (linear / slerp interpolation)."""
         n = int(round(self.duration * fps)) + 1

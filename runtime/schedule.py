@@ -6,7 +6,7 @@ not at step rate.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,6 +23,11 @@ class FatigueSchedule:
     LD: np.ndarray           # (frames, dofs) 1/s
     LR: np.ndarray           # (frames, dofs) 1/s
     initial_fatigue: np.ndarray  # (dofs,) MF at the first frame
+
+    def played_faster(self, factor: float) -> "FatigueSchedule":
+        """The same keyed fitness over a clip played ``factor`` times faster (Clip.played_faster):
+        each value at the same frame of the clip."""
+        return replace(self, fps=float(self.fps * factor))
 
     def __post_init__(self):
         if not (np.isfinite(self.fps) and self.fps > 0):

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import calibration, floor, kinematics, pose_output, proxy, quat, srb, stretches
+from . import calibration, floor, kinematics, playback, pose_output, proxy, quat, srb, stretches
 from . import engine as engines
 from .effort import ECCENTRIC_STRENGTH
 from .request import effort_economy_problem, height_problem, mass_problem, output_fps_problem
@@ -57,6 +57,7 @@ def simulate(
     policy=None,
     effort_economy: float | None = None,
     engine: str | None = None,
+    real_speed: bool = True,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -70,7 +71,9 @@ def simulate(
     that corrects foot placement and COM velocity (None: the Raibert rule alone).  ``effort_economy``:
     how far tired joints (limbs, knees) yield to their loads (srb.SrbSettings.effort_economy; None: its default).  ``engine``:
     the physics engine (runtime.engine: "pybullet", "mujoco", or None / "auto": PyBullet where it
-    imports, else MuJoCo).  Deterministic: same inputs and engine, bit-identical Take.
+    imports, else MuJoCo).  ``real_speed``: a clip that plays in slow motion (runtime.playback: its
+    flights fall slower than gravity) is simulated at the speed it was performed and the Take played
+    back at the clip's (False: as keyed).  Deterministic: same inputs and engine, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
@@ -100,6 +103,26 @@ def simulate(
     out_fps = float(out_fps or clip.fps)
     if output_fps_problem(out_fps) is not None:
         raise SimulationError(output_fps_problem(out_fps))
+    if real_speed:
+        k = playback.slowdown(kinematics.shared(height, plan if mode != "torque" else None, engine).analyse(source))
+        if k is not None:
+            take = _simulate_clip(clip, source.played_faster(k),
+                                  schedule.played_faster(k) if schedule is not None else None, mode, height, mass,
+                                  hold / k, out_fps * k, settings, push, tau_max, simulate_limbs, progress, cancel,
+                                  plan, policy, engine)
+            return take.played_slower(k, f"'{clip.name}' plays {k:.1f}x slower than it was performed (its flights "
+                                         f"fall at 1/{k * k:.0f} g, a capture keyed at a lower frame rate than it "
+                                         f"was recorded at): simulated at the speed it was performed, baked back "
+                                         f"in slow motion")
+    return _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
+                          simulate_limbs, progress, cancel, plan, policy, engine)
+
+
+def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
+                   out_fps: float, settings, push, tau_max, simulate_limbs: bool, progress, cancel, plan, policy,
+                   engine: str) -> Take:
+    """simulate()'s work on inputs it has checked: ``source`` (the part of ``clip`` to play, at the
+    speed to simulate) to a Take at ``out_fps``."""
     if mode == "torque":
         prepared = prepare(source, kinematics.shared(height, None, engine), mass)
         if stretches.floor_frames(prepared.ck, prepared.support).any():

@@ -7,7 +7,7 @@ take can be longer than the clip).  ``notes`` says in words how each body part w
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -80,6 +80,19 @@ class Take:
     @property
     def fell(self) -> bool:
         return any(e["kind"] == "fall" for e in self.events)
+
+    def played_slower(self, factor: float, note: str) -> "Take":
+        """This take (of a clip played ``factor`` times faster: Clip.played_faster) back on the
+        clip's own timeline: the same frames, ``factor`` times longer apart; ``note`` says why."""
+        stats = dict(self.stats)
+        stats["playback_slowdown"] = float(factor)
+        for key in ("seconds_simulated", "realtime_x"):
+            if key in stats:
+                stats[key] = stats[key] * factor
+        return replace(self, fps=self.fps / factor, clip=replace(self.clip, fps=self.clip.fps / factor),
+                       reference_time=self.reference_time * factor,
+                       events=[{**e, "time": e["time"] * factor} for e in self.events],
+                       notes={**self.notes, "playback": note}, stats=stats)
 
     def duration_stretch(self) -> float:
         """Take length over the length of source motion it covers (1 = same tempo)."""
