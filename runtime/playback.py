@@ -37,10 +37,11 @@ def flight_slowdowns(com: np.ndarray, airborne: np.ndarray, fps: float, hands: n
     """Per flight (runs of ``airborne`` frames at least MIN_FLIGHT long): how many times slower
     than free fall its centre of mass (``com``, (T, 3) m) comes down; NaN where the flight is not
     free: a hand (``hands``: (T, H, 3) m) may hold it from above (a bar, rings, a partner: HELD
-    ``legs`` above the centre of mass on average over the flight: over the shoulders), it does not fall, its height strays from a parabola (FIT) or it is pushed
-    sideways (SIDEWAYS).  Why the last two: feet the contact test missed (a walk over unseen steps) leave
-    "flights" of seconds whose centre of mass bobs with each step; a free one is a clean parabola
-    (residual 0.2 % of its span in a captured hop, 16-27 % in such a walk)."""
+    ``legs`` above the centre of mass on average over the flight, over the shoulders), it does
+    not fall, its height strays from a parabola (FIT) or it is pushed sideways (SIDEWAYS).  Why
+    the last two: feet the contact test missed (a walk over unseen steps) leave "flights" of
+    seconds whose centre of mass bobs with each step; a free one is a clean parabola (residual
+    0.2 % of its span in a captured hop, 16-27 % in such a walk)."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], airborne.astype(np.int8), [0]])))
     out = []
     for a, b in zip(edges[0::2], edges[1::2]):

@@ -23,10 +23,11 @@ class Prepared:
     support: floor.Support        # what holds the body up: its feet, or floor work
 
 
-def prepare(source: Clip, kin: Kinematics, mass: float = proxy.DEFAULT_MASS) -> Prepared:
+def prepare(source: Clip, kin: Kinematics, mass: float = proxy.DEFAULT_MASS,
+            ck: ClipKinematics | None = None) -> Prepared:
     """Kinematics, body, reference and support of ``source`` on the proxy ``kin`` (its height and
-    proportions) at ``mass``."""
-    ck = kin.analyse(source)
+    proportions) at ``mass``; ``ck``: ``kin.analyse(source)`` where the caller has it already."""
+    ck = ck if ck is not None else kin.analyse(source)
     body = body_from_proxy(kin, mass)
     ref = build_reference(source, ck, body)
     support = floor.find_support(ck, ref.com_vel, ref.com_acc, kin_scale(body))

@@ -103,8 +103,10 @@ def simulate(
     out_fps = float(out_fps or clip.fps)
     if output_fps_problem(out_fps) is not None:
         raise SimulationError(output_fps_problem(out_fps))
+    analysed = None
     if real_speed:
-        k = playback.slowdown(kinematics.shared(height, plan if mode != "torque" else None, engine).analyse(source))
+        analysed = kinematics.shared(height, plan if mode != "torque" else None, engine).analyse(source)
+        k = playback.slowdown(analysed)
         if k is not None:
             take = _simulate_clip(clip, source.played_faster(k),
                                   schedule.played_faster(k) if schedule is not None else None, mode, height, mass,
@@ -115,16 +117,17 @@ def simulate(
                                          f"was recorded at): simulated at the speed it was performed, baked back "
                                          f"in slow motion")
     return _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
-                          simulate_limbs, progress, cancel, plan, policy, engine)
+                          simulate_limbs, progress, cancel, plan, policy, engine, analysed)
 
 
 def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
                    out_fps: float, settings, push, tau_max, simulate_limbs: bool, progress, cancel, plan, policy,
-                   engine: str) -> Take:
+                   engine: str, analysed=None) -> Take:
     """simulate()'s work on inputs it has checked: ``source`` (the part of ``clip`` to play, at the
-    speed to simulate) to a Take at ``out_fps``."""
+    speed to simulate) to a Take at ``out_fps``; ``analysed``: ``source``'s kinematics on this
+    mode's proxy, where simulate() has them already."""
     if mode == "torque":
-        prepared = prepare(source, kinematics.shared(height, None, engine), mass)
+        prepared = prepare(source, kinematics.shared(height, None, engine), mass, analysed)
         if stretches.floor_frames(prepared.ck, prepared.support).any():
             held = prepared.support.described(floor_work=True)[0].split(":")[0]
             raise SimulationError(f"torque mode balances the body on its feet alone, and clip '{clip.name}' is held up "
@@ -136,7 +139,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
     wall0 = _time.perf_counter()
-    prepared = prepare(source, kinematics.shared(height, plan, engine), mass)
+    prepared = prepare(source, kinematics.shared(height, plan, engine), mass, analysed)
     ck, body, ref, support = prepared.ck, prepared.body, prepared.ref, prepared.support
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
