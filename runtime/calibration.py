@@ -12,12 +12,15 @@ import numpy as np
 from . import proxy
 from .body import Body
 from .clip import Clip
-from .engine import limb_simulator
+from .engine import importable, limb_simulator
 from .limbs import limb_rate_for
 from .reference import Reference
 from .srb import SrbSettings, SrbSimulator
 
 FLOOR_MARGIN = 1.05      # floor work's calibrated strength over the largest sustained load
+# The engine whose upper body measures strength, whichever engine then simulates the take (the
+# zips carry it on every platform): see strength_engine.
+STRENGTH_ENGINE = "mujoco"
 
 
 def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
@@ -65,13 +68,24 @@ def take_strength(clip: Clip, source: Clip, ref: Reference, body: Body, settings
     cycles repeat, so two cycles tell as much as twenty: a looping source stops there.
     ``floor_stretches``: as calibrate_tau_max's (runtime.stretches)."""
     until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
-    limbs = (limb_simulator(engine, body.height, rate=limb_rate_for((settings or SrbSettings()).rate),
+    limbs = (limb_simulator(strength_engine(engine), body.height, rate=limb_rate_for((settings or SrbSettings()).rate),
                             mass=body.mass, plan=plan) if with_limbs else None)
     try:
         return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until, floor_stretches=floor_stretches)
     finally:
         if limbs is not None:
             limbs.close()
+
+
+def strength_engine(engine: str) -> str:
+    """The engine that measures a take's strength: STRENGTH_ENGINE where it imports, else the
+    take's own ``engine``.  Why one for all: strength is the character's, not the engine's.  Two
+    engines' motors share one joint's moment among its three axes differently at a peak
+    (dance_a's right shoulder: 69 N m on one axis in PyBullet, 53 in MuJoCo, the joint's whole
+    moment within 10 %), so strength measured in each made one character's shoulders 15-25 %
+    stronger on one axis and weaker on another, and its tired arms dropped half as far again on
+    one engine.  Measured in one, both engines' takes share the strength and agree."""
+    return STRENGTH_ENGINE if importable(STRENGTH_ENGINE) else engine
 
 
 def floor_strength(default: np.ndarray, loads: np.ndarray) -> np.ndarray:

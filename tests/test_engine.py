@@ -76,6 +76,19 @@ def test_the_upper_body_carries_the_same_loads_on_both_engines():
     assert np.median(apart) < 1.0
 
 
+def test_a_character_is_as_strong_on_either_engine(monkeypatch):
+    """Strength is measured on one engine's upper body whichever engine runs the take, so
+    dance_a's shoulders (whose motors share their moment among the axes differently on each
+    engine) come out the same; where that engine is missing, the take's own measures it."""
+    clip = _clip("dance_a")
+    first, second = (simulate.simulate(clip, seconds=1.0, engine=e) for e in ("pybullet", "mujoco"))
+    assert np.allclose(first.tau_max, second.tau_max, rtol=1e-6)      # the kinematics differ in last digits
+    assert (first.tau_max > np.array(proxy.dof_tau_max())).any()       # the motion raised some
+    monkeypatch.setitem(engine._probed, "mujoco", False)
+    own = simulate.simulate(clip, seconds=1.0, engine="pybullet")
+    assert not np.allclose(own.tau_max, first.tau_max, rtol=0.05)      # PyBullet's shoulders differ
+
+
 def test_a_mujoco_take_is_the_same_bit_for_bit():
     clip = _clip("jump", 3.0)
     tired = schedule.from_fitness(0.25, fps=30.0, time_scale=40.0)
