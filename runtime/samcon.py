@@ -47,6 +47,10 @@ FALL_COST = 1e3           # a sample whose look-ahead falls
 FRICTION = "0.9 0.005 0.0001"   # sliding, torsional, rolling (feet, body and floor alike)
 STRENGTH_HEADROOM = 3.0   # motors' caps over the proxy's default strength while fresh
 TIRED_MARGIN = 1.05       # a fatigued track's strength over the fresh track's largest torque
+# A joint whose damper, as a passive one, would hold it below this speed at its fresh strength
+# (strength / damping, rad/s) carries its damping in its servo, within its strength: see SampledBody.
+PASSIVE_SPEED = 6.0
+PEAK_SPEED = 10.0
 
 
 def _kind(name: str) -> str:
@@ -180,7 +184,13 @@ def _cap(model, caps: np.ndarray) -> None:
 
 class SampledBody:
     """The proxy in MuJoCo with a floor, contacts and a capped position servo on every DoF (none
-    on the root)."""
+    on the root).
+
+    Each servo is a PD (stiffness GAINS, damping a tenth of it).  The legs' damping is a passive
+    damper on the joint, integrated implicitly (steady on contact).  An arm's, the neck's and the
+    chest's damping is the servo's own, within its strength: as a passive damper it would hold
+    them below PASSIVE_SPEED (a shoulder at 2.6 rad/s fresh, below 1 rad/s tired), and dance_a's
+    arm circles (5.8 rad/s) lagged its right shoulder 110 degrees behind the clip on average."""
 
     def __init__(self, height: float = proxy.DEFAULT_HEIGHT, mass: float = proxy.DEFAULT_MASS,
                  floor: float = 0.0, rate: float = 250.0, orders: tuple | None = None, plan=None):
@@ -211,8 +221,14 @@ class SampledBody:
                 dof_names += [f"{j.name}_{n}" for n in range(3)]
             else:
                 dof_names.append(j.name)
-        for name, k in zip(dof_names, kp):
-            servos.append(f'    <position name="{name}" joint="{name}" kp="{k!r}" forcelimited="true" forcerange="-1 1"/>')
+        strength = np.array(proxy.dof_tau_max(scale=scale)) * STRENGTH_HEADROOM
+        self.damped_by_servo = strength / (kp * DAMPING_RATIO) < PASSIVE_SPEED
+        # Where the servo carries the damping, a passive share strength / PEAK_SPEED stays on the
+        # joint (a muscle's force falls with its speed): a saturated servo is still damped.
+        self.passive_damping = np.where(self.damped_by_servo, strength / PEAK_SPEED, kp * DAMPING_RATIO)
+        for name, k, inside, passive in zip(dof_names, kp, self.damped_by_servo, self.passive_damping):
+            damping = f' kv="{k * DAMPING_RATIO - passive!r}"' if inside else ""
+            servos.append(f'    <position name="{name}" joint="{name}" kp="{k!r}"{damping} forcelimited="true" forcerange="-1 1"/>')
         # Sensors, read for every sample at every step by MuJoCo's rollouts: whether each body but
         # the feet touches the floor (a fall), then the feet and hands, the centre of mass and its
         # velocity (the cost).
@@ -233,7 +249,7 @@ class SampledBody:
         self.model = m = mujoco.MjModel.from_xml_string(text)
         self.data = mujoco.MjData(m)
         self.qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in dof_names])
-        m.dof_damping[[m.jnt_dofadr[m.joint(n).id] for n in dof_names]] = kp * DAMPING_RATIO
+        m.dof_damping[[m.jnt_dofadr[m.joint(n).id] for n in dof_names]] = self.passive_damping
         self._tips = [m.body(n).id for n in TIP_LINKS]
         self._first = np.cumsum([0] + [j.dofs for j in self.joints])[:-1]
 

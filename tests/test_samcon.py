@@ -168,7 +168,7 @@ def test_a_tired_sampled_body_rests_where_its_feet_are_down_and_recovers():
     punch = _load("punch")
     tired = S.from_fitness(0.25, fps=30.0, time_scale=150.0, initial_fatigue=0.7)
     settings = samcon.SamconSettings(samples=200, keep=20)
-    take = samcon.track(punch, 1.0, settings, schedule=tired, max_stretch=7.0).take("punch")
+    take = samcon.track(punch, 1.0, settings, schedule=tired, max_stretch=9.0).take("punch")
     kinds = [e["kind"] for e in take.events]
     assert kinds[:2] == ["rest", "resume"] and take.events[0]["frame"] == 0 and "fall" not in kinds
     resumed = take.events[1]["frame"]
@@ -186,3 +186,19 @@ def test_torque_mode_refuses_a_clip_its_feet_do_not_carry_in_one_line():
         simulate.simulate(seated_typist(2.0), None, mode="torque")
     message = str(err.value)
     assert "\n" not in message and "an unseen seat" in message and message.endswith("bake it in SRB mode")
+
+
+def test_a_fast_arm_is_not_held_back_by_its_damper():
+    """dance_a circles its right arm at about 6 rad/s.  A passive damper of a tenth of the servo's
+    stiffness would hold a shoulder below 2.6 rad/s at its strength (the arm lagged 115 degrees
+    behind the clip on average over the first second); damped within the servo, with only
+    strength / PEAK_SPEED left passive, it follows.  The legs keep their passive damper."""
+    body = samcon.SampledBody()
+    kinds = [name.split("_")[-1] for name, _, _ in samcon.proxy.dof_table()]
+    assert all(body.damped_by_servo[k] == (kind in ("chest", "neck", "shoulder", "elbow")) for k, kind in enumerate(kinds))
+    dance = _load("dance_a")
+    floor = kinematics.shared(engine="mujoco").analyse(dance).floor_height
+    result = samcon.track(dance, 1.0, samcon.SamconSettings(samples=60, keep=6), floor=floor)
+    _, _, joints = dance.sample_many(result.reference_time)
+    shoulder = np.degrees(quat.angle_between(result.joint_rots[:, 5], joints[:, 5]))
+    assert result.fell_at is None and shoulder.mean() < 40.0
