@@ -50,11 +50,16 @@ TIRED_MARGIN = 1.05       # a fatigued track's strength over the fresh track's l
 # A joint whose damper, as a passive one, would hold it below this speed at its fresh strength
 # (strength / damping, rad/s) carries its damping in its servo, within its strength: see SampledBody.
 PASSIVE_SPEED = 6.0
-PEAK_SPEED = 10.0
+PEAK_SPEED = 10.0         # rad/s: a servo-damped joint keeps strength / PEAK_SPEED of passive damping
 
 
 def _kind(name: str) -> str:
     return name.split("_")[-1]
+
+
+def fresh_strength(mass: float = proxy.DEFAULT_MASS) -> np.ndarray:
+    """Per DoF, the servos' caps while fresh: STRENGTH_HEADROOM times the proxy's default strength."""
+    return np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS)) * STRENGTH_HEADROOM
 
 
 @dataclass(frozen=True)
@@ -221,12 +226,13 @@ class SampledBody:
                 dof_names += [f"{j.name}_{n}" for n in range(3)]
             else:
                 dof_names.append(j.name)
-        strength = np.array(proxy.dof_tau_max(scale=scale)) * STRENGTH_HEADROOM
+        strength = fresh_strength(mass)
         self.damped_by_servo = strength / (kp * DAMPING_RATIO) < PASSIVE_SPEED
         # Where the servo carries the damping, a passive share strength / PEAK_SPEED stays on the
-        # joint (a muscle's force falls with its speed): a saturated servo is still damped.
-        self.passive_damping = np.where(self.damped_by_servo, strength / PEAK_SPEED, kp * DAMPING_RATIO)
-        for name, k, inside, passive in zip(dof_names, kp, self.damped_by_servo, self.passive_damping):
+        # joint (a muscle's force falls with its speed): a saturated servo is still damped.  That
+        # share is below the servo's kp / 10 wherever the servo carries it (PEAK_SPEED > PASSIVE_SPEED).
+        passive_damping = np.where(self.damped_by_servo, strength / PEAK_SPEED, kp * DAMPING_RATIO)
+        for name, k, inside, passive in zip(dof_names, kp, self.damped_by_servo, passive_damping):
             damping = f' kv="{k * DAMPING_RATIO - passive!r}"' if inside else ""
             servos.append(f'    <position name="{name}" joint="{name}" kp="{k!r}"{damping} forcelimited="true" forcerange="-1 1"/>')
         # Sensors, read for every sample at every step by MuJoCo's rollouts: whether each body but
@@ -249,7 +255,7 @@ class SampledBody:
         self.model = m = mujoco.MjModel.from_xml_string(text)
         self.data = mujoco.MjData(m)
         self.qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in dof_names])
-        m.dof_damping[[m.jnt_dofadr[m.joint(n).id] for n in dof_names]] = self.passive_damping
+        m.dof_damping[[m.jnt_dofadr[m.joint(n).id] for n in dof_names]] = passive_damping
         self._tips = [m.body(n).id for n in TIP_LINKS]
         self._first = np.cumsum([0] + [j.dofs for j in self.joints])[:-1]
 
@@ -417,7 +423,7 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
         feet = contact[np.minimum(np.round(np.arange(ref.total + 1) * ref.dt * clip.fps).astype(int), len(contact) - 1)]
     clock = Clock(ref, feet)
     if tau_max is None:
-        tau_max = np.array(proxy.dof_tau_max(scale=mass / proxy.DEFAULT_MASS)) * STRENGTH_HEADROOM
+        tau_max = fresh_strength(mass)
     tau_max = np.asarray(tau_max, dtype=np.float64)
     n, dt = ref.window_steps, ref.dt
     rng = np.random.default_rng(_seed(clip, s))
