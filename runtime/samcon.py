@@ -243,6 +243,7 @@ class SampledBody:
         sensors += [f'    <framepos objtype="xbody" objname="{n}"/>' for n in TIP_LINKS]
         sensors += ['    <subtreecom body="base"/>', '    <subtreelinvel body="base"/>']
         sensors += [f'    <actuatorfrc actuator="{name}"/>' for name in dof_names]
+        sensors += [f'    <contact body1="{n}" geom2="floor" data="found" num="1"/>' for n in FOOT_LINKS]
         text = text.replace("</mujoco>", "  <actuator>\n" + "\n".join(servos) + "\n  </actuator>\n  <sensor>\n"
                             + "\n".join(sensors) + "\n  </sensor>\n</mujoco>")
         self.touch_sensors = len(touching)
@@ -252,6 +253,7 @@ class SampledBody:
         self.com_sensor = slice(com_at, com_at + 3)
         self.com_vel_sensor = slice(com_at + 3, com_at + 6)
         self.torque_sensors = slice(com_at + 6, com_at + 6 + len(dof_names))
+        self.foot_sensors = slice(com_at + 6 + len(dof_names), com_at + 8 + len(dof_names))
         self.model = m = mujoco.MjModel.from_xml_string(text)
         self.data = mujoco.MjData(m)
         self.qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in dof_names])
@@ -416,12 +418,8 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     duration = clip.duration if seconds is None else (seconds if clip.loop else min(seconds, clip.duration))
     body = SampledBody(height, mass, floor, s.rate, gimbal_free_orders(clip.joint_rots))
     ref = SampledReference(clip, duration, s.rate, s.window, body)
-    # The clip's feet at every physics step (the clock's rests and flights; fatigue only).
-    feet = np.zeros((ref.total + 1, 2), dtype=bool)
-    if schedule is not None:
-        contact = kinematics.shared(height, None, "mujoco").analyse(clip).foot_contact
-        feet = contact[np.minimum(np.round(np.arange(ref.total + 1) * ref.dt * clip.fps).astype(int), len(contact) - 1)]
-    clock = Clock(ref, feet)
+    # The clip's feet (the clock's rests and flights) matter only under fatigue.
+    clock = Clock(ref, ref.feet(clip, height) if schedule is not None else np.zeros((ref.total + 1, 2), dtype=bool))
     if tau_max is None:
         tau_max = fresh_strength(mass)
     tau_max = np.asarray(tau_max, dtype=np.float64)
@@ -491,6 +489,8 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
         costs.append(kept[0][0])
         clock_at.append((x, tempo))
         clock.advance(tempo)
+        if schedule is not None:
+            clock.land(sensors[best[0], :n, body.foot_sensors] > 0.0)
         w += 1
         if progress is not None:
             progress(clock.fraction)

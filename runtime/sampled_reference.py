@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import proxy
+from . import kinematics, proxy
 
 DAMPING_RATIO = 0.1       # s: kd / kp of every servo (runtime.samcon's servos)
 
@@ -53,6 +53,14 @@ class SampledReference:
             tips.append(t)
             com.append(c)
         self.tips, self.com = np.array(tips), np.array(com)
+
+    def feet(self, clip, height: float) -> np.ndarray:
+        """(total + 1, 2) whether each of the clip's feet (right, left) is on the floor at every
+        physics step; a looping clip's cycle with it."""
+        frames = clip.repeated(self.total * self.dt)
+        contact = kinematics.shared(height, None, "mujoco").analyse(frames).foot_contact
+        at = np.round(np.arange(self.total + 1) * self.dt * clip.fps).astype(int)
+        return contact[np.minimum(at, len(contact) - 1)]
 
     @staticmethod
     def _at(table: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -115,6 +123,7 @@ class Clock:
         self.rule = TempoRule(self.settings, self.events)
         self.x = 0.0
         self.legs = np.array(proxy.leg_dofs()).ravel()
+        self.flying = False                   # the body has left the floor during the clip's flight
 
     @property
     def ended(self) -> bool:
@@ -150,3 +159,21 @@ class Clock:
 
     def advance(self, tempo: float) -> None:
         self.x = float(self.ref.clamp(self.x + tempo * self.ref.window_steps))
+
+    def land(self, feet: np.ndarray) -> None:
+        """After a window (``feet``: (steps, 2) the best path's feet on the floor at each of its
+        steps): a body that left the floor and is down again while the clip is still in its
+        flight has landed early, and the clip goes on from its own landing.
+
+        Why: a tired push makes a lower jump that lands sooner (SRB mode's early landing).  Held
+        to the clip's flight, the servos would meet the floor with the legs in the air's pose."""
+        step = int(round(self.x))
+        if step >= self.ref.total or not self.airborne[step]:
+            self.flying = False
+            return
+        self.flying = self.flying or bool((~feet.any(axis=1)).any())
+        if self.flying and feet[-1].any():
+            landing = np.flatnonzero(~self.airborne[step:])
+            if len(landing):
+                self.x = float(step + landing[0])
+                self.flying = False

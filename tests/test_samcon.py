@@ -176,7 +176,14 @@ def test_a_tired_sampled_body_rests_where_its_feet_are_down_and_recovers():
     rc = take.fatigue["RC"].min(axis=1)
     assert rc[resumed] > rc[0] + 0.1                                          # recovered while resting
     assert np.all(np.diff(take.reference_time) >= 0.0)
-    assert kinds[-1] == "stopped" and "were not played" in take.events[-1]["reason"]
+    if kinds[-1] == "stopped":
+        assert "were not played" in take.events[-1]["reason"] and take.reference_time[-1] < 1.0
+    else:
+        assert take.reference_time[-1] == pytest.approx(1.0, abs=1e-6)       # its first second, played to the end
+    # Cut short while it rests (1.5x the clip): the take ends there and says what it left out.
+    short = samcon.track(punch, 1.0, settings, schedule=tired, max_stretch=1.5).take("punch")
+    assert [e["kind"] for e in short.events] == ["rest", "stopped"] and not short.reference_time.any()
+    assert short.events[-1]["reason"].endswith("1.0 s of the source were not played")
 
 
 def test_torque_mode_refuses_a_clip_its_feet_do_not_carry_in_one_line():
@@ -202,3 +209,35 @@ def test_a_fast_arm_is_not_held_back_by_its_damper():
     _, _, joints = dance.sample_many(result.reference_time)
     shoulder = np.degrees(quat.angle_between(result.joint_rots[:, 5], joints[:, 5]))
     assert result.fell_at is None and shoulder.mean() < 40.0
+
+
+def test_the_sampler_s_clock_knows_a_looping_clip_s_feet_and_a_body_that_lands_early():
+    """The clock reads the clip's feet (where it may rest, where it flies) over the whole take: a
+    looping run flies in its last cycle as in its first.  In the clip's flight, a body that left
+    the floor and is down again has landed early (a tired, lower jump): the clip goes on from its
+    own landing; one still in the air, or one that never left the floor, keeps the clip's clock."""
+    from runtime.sampled_reference import Clock, SampledReference
+
+    run = _load("run")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(run.joint_rots))
+    ref = SampledReference(run, 3.0, 250.0, 0.1, body)
+    flying = ~ref.feet(run, samcon.proxy.DEFAULT_HEIGHT).any(axis=1)
+    cycle = int(round(run.duration * 250.0))
+    assert 0.2 < flying[:cycle].mean() and flying[-cycle:].mean() == pytest.approx(flying[:cycle].mean(), abs=0.02)
+
+    jump = _load("jump")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(jump.joint_rots))
+    ref = SampledReference(jump, jump.duration, 250.0, 0.1, body)
+    feet = ref.feet(jump, samcon.proxy.DEFAULT_HEIGHT)
+    takeoff = int(np.flatnonzero(~feet.any(axis=1))[0])
+    landing = takeoff + int(np.flatnonzero(feet[takeoff:].any(axis=1))[0])
+    assert landing - takeoff > 50                                # a flight of more than 0.2 s
+    down, up = np.ones((25, 2), dtype=bool), np.zeros((25, 2), dtype=bool)
+    cases = {"never left the floor": [down], "still in the air": [up], "left and landed": [up, down],
+             "landed within the window": [np.concatenate([up[:20], down[:5]])]}
+    for case, windows in cases.items():
+        clock = Clock(ref, feet)
+        clock.x = float(takeoff + 10)
+        for window in windows:
+            clock.land(window)
+        assert clock.x == (landing if "landed" in case else takeoff + 10), case
