@@ -56,7 +56,7 @@ class SampledReference:
 
     def feet(self, clip, height: float) -> np.ndarray:
         """(total + 1, 2) whether each of the clip's feet (right, left) is on the floor at every
-        physics step; a looping clip's cycle with it."""
+        physics step (a looping clip's feet cycle with it, over the whole take)."""
         frames = clip.repeated(self.total * self.dt)
         contact = kinematics.shared(height, None, "mujoco").analyse(frames).foot_contact
         at = np.round(np.arange(self.total + 1) * self.dt * clip.fps).astype(int)
