@@ -78,6 +78,7 @@ class SamconSettings:
     effort_weight: float = 1.0     # torque over strength squared, weighed by what it costs a tired joint
     spread_scale: float = 1.0
     lookahead: int = 2             # windows each sample is followed on (the clip's targets) before it is scored
+    landing_lookahead: int = 6     # ... at most this many where the clip takes off within them: on past its landing
     threads: int = 0               # simulating samples (0: one per core)
 
 
@@ -259,6 +260,10 @@ class SampledBody:
         self.qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in dof_names])
         m.dof_damping[[m.jnt_dofadr[m.joint(n).id] for n in dof_names]] = passive_damping
         self._tips = [m.body(n).id for n in TIP_LINKS]
+        floor_geom = m.geom("floor").id
+        geoms = [[g for g in range(m.ngeom) if g != floor_geom and m.geom_bodyid[g] == m.body(n).id]
+                 for n in touching + list(FOOT_LINKS)]
+        self._floor_geom, self._link_geoms = floor_geom, geoms
         self._first = np.cumsum([0] + [j.dofs for j in self.joints])[:-1]
 
     def set_caps(self, caps: np.ndarray) -> None:
@@ -297,6 +302,14 @@ class SampledBody:
         self.data.qvel[:] = qvel
         self.data.time = 0.0
         self._mj.mj_forward(self.model, self.data)
+
+    def clearance(self) -> tuple[np.ndarray, np.ndarray]:
+        """(each link with a touch sensor, each foot) its height above the floor now (m; negative:
+        into it; at most 1)."""
+        m, d, fromto = self.model, self.data, np.zeros(6)
+        gaps = np.array([min(self._mj.mj_geomDistance(m, d, g, self._floor_geom, 1.0, fromto) for g in gs)
+                         for gs in self._link_geoms])
+        return gaps[:self.touch_sensors], gaps[self.touch_sensors:]
 
     def features(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(tips (4, 3), centre of mass, its velocity) now."""
@@ -338,13 +351,16 @@ class _Rollouts:
             _cap(m, c)
         return self.models[:len(caps)]
 
-    def run(self, states: np.ndarray, controls: np.ndarray, models=None):
+    def run(self, states: np.ndarray, controls: np.ndarray, models=None, on_floor=None):
         """(states, fallen, sensors) after every step (N, steps, ...) of rollouts from ``states``
         (N, nstate) under ``controls`` (N, steps, 28), each with its model in ``models`` (N; None:
-        the body's)."""
+        the body's).  Fallen: a link besides the feet on the floor where ``on_floor`` (steps,
+        touch sensors; None: nowhere) does not put the clip's own."""
         state, sensors = self._rollout(self.body.model if models is None else models, self.datas, states, controls)
-        fell = sensors[:, :, :self.touch].max(axis=2) > 0.0
-        return state, fell, sensors
+        touching = sensors[:, :, :self.touch] > 0.0
+        if on_floor is not None:
+            touching &= ~on_floor[None]
+        return state, touching.any(axis=2), sensors
 
 
 def _booked(fatigue, torques: np.ndarray, tau_max: np.ndarray, start: float, dt: float):
@@ -418,8 +434,7 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     duration = clip.duration if seconds is None else (seconds if clip.loop else min(seconds, clip.duration))
     body = SampledBody(height, mass, floor, s.rate, gimbal_free_orders(clip.joint_rots))
     ref = SampledReference(clip, duration, s.rate, s.window, body)
-    # The clip's feet (the clock's rests and flights) matter only under fatigue.
-    clock = Clock(ref, ref.feet(clip, height) if schedule is not None else np.zeros((ref.total + 1, 2), dtype=bool))
+    clock = Clock(ref, ref.feet(clip, height))
     if tau_max is None:
         tau_max = fresh_strength(mass)
     tau_max = np.asarray(tau_max, dtype=np.float64)
@@ -448,7 +463,7 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
         x_end = float(ref.clamp(x + tempo * n))
         # Windows simulated on beyond, following the clip at this tempo (as many as it has left).
         left = s.lookahead if tempo <= 0.0 else int(math.ceil((ref.total - x_end) / (tempo * n) - 1e-9))
-        ahead = max(0, min(s.lookahead, left))
+        ahead = max(0, min(max(s.lookahead, clock.windows_to_land(x, tempo, s.lookahead, s.landing_lookahead)), left))
         following = ref.targets(x_end, tempo, ahead * n)
         # Each kept path's motors within what it has left: RC x tau_max at the window's start.
         caps = [tau_max * (k[3].model.residual_capacity if schedule is not None else 1.0) for k in kept]
@@ -461,7 +476,8 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
             controls = window_targets[None] + offsets[:, None, :]
             if ahead:
                 controls = np.concatenate([controls, np.broadcast_to(following, (count,) + following.shape)], axis=1)
-            states, fallen, sensors = sim.run(np.array([p[1] for p in parents]), controls, sample_models)
+            states, fallen, sensors = sim.run(np.array([p[1] for p in parents]), controls, sample_models,
+                                              ref.on_floor(x, tempo, n * (1 + ahead)))
             steps += count * n * (1 + ahead)
             alive = np.flatnonzero(~fallen[:, :n].any(axis=1))
             if len(alive) or rounds >= s.retries:

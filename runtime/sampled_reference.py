@@ -18,6 +18,8 @@ import numpy as np
 from . import kinematics, proxy
 
 DAMPING_RATIO = 0.1       # s: kd / kp of every servo (runtime.samcon's servos)
+GROUND_MARGIN = 0.02      # m: a link of the clip this near the floor is on it (a hand in a cartwheel; a shin clears it by 2.4 cm or more in the bench clips)
+GROUND_SLACK = 0.1        # s: ... and may touch it this long before and after (the body is never exactly on time)
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,21 @@ class SampledReference:
             tips.append(t)
             com.append(c)
         self.tips, self.com = np.array(tips), np.array(com)
+        # Links besides the feet that the clip itself puts on the floor (the body's touch sensors):
+        # touching the floor there is the motion, not a fall.  On the floor: within GROUND_MARGIN
+        # of it and of the lower foot (a shin that grazes the floor at a run's toe-off, over a
+        # foot sunk into it, carries nothing).
+        down = []
+        for i in range(self.total + 1):
+            body.set_state(body.qpos_of(self.pos[i], self.rot[i], self.angles[i]), np.zeros(body.model.nv))
+            links, feet = body.clearance()
+            down.append((links < GROUND_MARGIN) & (links < feet.min() + GROUND_MARGIN))
+        down = np.array(down)
+        slack = int(round(GROUND_SLACK * rate))
+        self.grounded = down.copy()
+        for k in range(1, slack + 1):
+            self.grounded[k:] |= down[:-k]
+            self.grounded[:-k] |= down[k:]
 
     def feet(self, clip, height: float) -> np.ndarray:
         """(total + 1, 2) whether each of the clip's feet (right, left) is on the floor at every
@@ -80,6 +97,12 @@ class SampledReference:
         (clip steps per physics step; 0: holding still), each aimed where that step ends."""
         x = self.clamp(start + tempo * np.arange(1, steps + 1))
         return self._at(self.angles, x) + DAMPING_RATIO * (tempo * self._at(self.rates, x))
+
+    def on_floor(self, start: float, tempo: float, steps: int) -> np.ndarray:
+        """(steps, touch sensors) whether the clip has each link besides the feet on the floor
+        (within GROUND_SLACK) at the physics steps after position ``start`` at ``tempo``."""
+        x = self.clamp(start + tempo * np.arange(1, steps + 1))
+        return self.grounded[np.round(x).astype(int)]
 
     def end(self, x: float, tempo: float) -> WindowEnd:
         """The features at position ``x`` for a body playing the clip at ``tempo``.  The centre of
@@ -156,6 +179,28 @@ class Clock:
         # A flight keeps its own pace, as in SRB mode: gravity sets that clock (a jump played
         # slower asks the body for a slow-motion flight).
         return 1.0 if self.airborne[step] else rule.tempo
+
+    def windows_to_land(self, x: float, tempo: float, ahead: int, most: int) -> int:
+        """Windows of look-ahead that follow a window starting at clip step ``x`` past the end
+        of a flight the clip begins within the usual ``ahead`` windows (one more past its
+        landing), at most ``most``; 0 where it begins none.
+
+        Why: a push-off scored only on what it does in the air is chosen for height; a tired
+        body's legs then meet a landing they cannot absorb.  Seen to the landing and past it,
+        a sample whose landing collapses costs a fall."""
+        if tempo <= 0.0 or most <= ahead:
+            return 0
+        n = self.ref.window_steps
+        start = min(int(round(x)), self.ref.total)
+        horizon = min(int(round(x + tempo * n * (1 + ahead))), self.ref.total)
+        air = self.airborne[start:horizon + 1]
+        if not air.any():
+            return 0
+        takeoff = start + int(np.argmax(air))
+        after = np.flatnonzero(~self.airborne[takeoff:])
+        landing = takeoff + (int(after[0]) if len(after) else self.ref.total - takeoff)
+        windows = int(math.ceil((landing - x) / (tempo * n) - 1e-9))   # this window and those to the landing
+        return min(most, max(0, windows - 1) + 1)
 
     def advance(self, tempo: float) -> None:
         self.x = float(self.ref.clamp(self.x + tempo * self.ref.window_steps))

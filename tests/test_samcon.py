@@ -241,3 +241,70 @@ def test_the_sampler_s_clock_knows_a_looping_clip_s_feet_and_a_body_that_lands_e
         for window in windows:
             clock.land(window)
         assert clock.x == (landing if "landed" in case else takeoff + 10), case
+
+
+def test_a_link_the_clip_itself_puts_on_the_floor_is_not_a_fall():
+    """A cartwheel's hands carry it: the sampler reads the clip's own floor contacts (within 2 cm
+    of the floor and of the lower foot, 0.1 s either side) and a hand on the floor there is the
+    motion.  Elsewhere, and in every clip that stays on its feet, any link but a foot on the
+    floor is a fall."""
+    from runtime.sampled_reference import SampledReference
+
+    for name in ("walk", "run", "jump"):
+        clip = _load(name)
+        body = samcon.SampledBody(floor=kinematics.shared(engine="mujoco").analyse(clip).floor_height,
+                                  orders=samcon.gimbal_free_orders(clip.joint_rots))
+        assert not SampledReference(clip, clip.duration, 250.0, 0.1, body).grounded.any(), name
+
+    wheel = _load("cartwheel")
+    body = samcon.SampledBody(floor=kinematics.shared(engine="mujoco").analyse(wheel).floor_height,
+                              orders=samcon.gimbal_free_orders(wheel.joint_rots))
+    ref = SampledReference(wheel, wheel.duration, 250.0, 0.1, body)
+    links = [link.name for link in samcon.proxy_links(samcon.proxy.DEFAULT_HEIGHT, None)
+             if link.shapes and link.name not in samcon.FOOT_LINKS]
+    on_floor = {links[i] for i in np.flatnonzero(ref.grounded.any(axis=0))}
+    assert on_floor == {"right_wrist", "left_wrist"}
+    assert 0.2 < ref.grounded.any(axis=1).mean() < 0.5
+    lowest = {}
+    for step in np.flatnonzero(ref.grounded.any(axis=1)):
+        body.set_state(body.qpos_of(ref.pos[step], ref.rot[step], ref.angles[step]), np.zeros(body.model.nv))
+        lowest[int(step)] = float(body.clearance()[0].min())
+    hands = min(lowest, key=lowest.get)                       # the clip's hand nearest the floor (it hovers over it)
+    assert lowest[hands] < 0.02
+    sim = samcon._Rollouts(body, 1)
+    on_it = ref.pos[hands] - np.array([0.0, 0.0, lowest[hands] + 0.005])
+    state = sim.state_of(body.qpos_of(on_it, ref.rot[hands], ref.angles[hands]), np.zeros(body.model.nv))
+    controls = ref.targets(float(hands), 1.0, 5)[None]
+    _, fallen, sensors = sim.run(state[None], controls)
+    assert sensors[0, :, :body.touch_sensors].any() and fallen.all()    # the hand touches: without the clip's say, a fall
+    _, fallen, _ = sim.run(state[None], controls, on_floor=ref.on_floor(float(hands), 1.0, 5))
+    assert not fallen.any()
+    assert not ref.on_floor(0.0, 1.0, 25).any()              # standing at the start: a hand down would be a fall
+
+
+def test_a_push_off_is_seen_to_its_landing():
+    """Where the clip takes off within a window and its usual look-ahead, the samples are
+    followed on past its landing (at most ``landing_lookahead`` windows), so a push-off whose
+    landing collapses costs a fall; on the ground, and in a clip that never leaves it, the
+    usual look-ahead."""
+    from runtime.sampled_reference import Clock, SampledReference
+
+    jump = _load("jump")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(jump.joint_rots))
+    ref = SampledReference(jump, jump.duration, 250.0, 0.1, body)
+    feet = ref.feet(jump, samcon.proxy.DEFAULT_HEIGHT)
+    clock = Clock(ref, feet)
+    takeoff = int(np.flatnonzero(~feet.any(axis=1))[0])
+    landing = takeoff + int(np.flatnonzero(feet[takeoff:].any(axis=1))[0])
+    x = float(takeoff - 5)                                    # the window of the push-off
+    ahead = clock.windows_to_land(x, 1.0, 2, 6)
+    # The fewest windows that reach the landing (this one among them), and one more past it.
+    assert ahead > 2 and x + (ahead - 1) * 25 < landing <= x + ahead * 25
+    assert clock.windows_to_land(x, 0.5, 2, 6) == 6           # played slower, the landing is further: at most 6
+    assert clock.windows_to_land(x, 1.0, 2, 2) == 0           # switched off
+    assert clock.windows_to_land(float(takeoff - 100), 1.0, 2, 6) == 0   # no take-off within 0.3 s
+    walk = _load("walk")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(walk.joint_rots))
+    ref = SampledReference(walk, walk.duration, 250.0, 0.1, body)
+    clock = Clock(ref, ref.feet(walk, samcon.proxy.DEFAULT_HEIGHT))
+    assert all(clock.windows_to_land(float(x), 1.0, 2, 6) == 0 for x in range(0, ref.total, 25))
