@@ -263,6 +263,15 @@ class Support:
         return (self.others_share > FLOOR_WORK_FRACTION or share["held_elsewhere"] > FLOOR_WORK_FRACTION
                 or share["raised_feet"] > 0.0 or share["hanging"] > 0.0 or share["slow_motion"] > 0.0)
 
+    @property
+    def unseen(self) -> bool:
+        """Whether something the clip does not show holds it up (a seat, a step or box, a bar) or
+        it plays in slow motion: what no simulated floor carries.  Hands, knees or back on the
+        floor are not unseen: the floor is there."""
+        share = self.shares()
+        return (share["held_elsewhere"] > FLOOR_WORK_FRACTION or share["raised_feet"] > 0.0
+                or share["hanging"] > 0.0 or share["slow_motion"] > 0.0)
+
     def described(self, floor_work: bool | None = None) -> tuple[str, str]:
         """(what held the body up, in an animator's words; how the pelvis and legs were done).
         ``floor_work``: describe the floor work even where the clip as a whole is not (its floor

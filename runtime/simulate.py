@@ -128,9 +128,11 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
     mode's proxy, where simulate() has them already."""
     if mode == "torque":
         prepared = prepare(source, kinematics.shared(height, None, engine), mass, analysed)
-        if stretches.floor_frames(prepared.ck, prepared.support).any():
+        # The sampled body has the floor under it: hands, knees or back on it where the clip puts
+        # them are the motion (a cartwheel).  What the clip does not show, it cannot stand on.
+        if prepared.support.unseen and stretches.floor_frames(prepared.ck, prepared.support).any():
             held = prepared.support.described(floor_work=True)[0].split(":")[0]
-            raise SimulationError(f"torque mode balances the body on its feet alone, and clip '{clip.name}' is held up "
+            raise SimulationError(f"torque mode simulates only the floor, and clip '{clip.name}' is held up "
                                   f"part of the time by {held}: bake it in SRB mode")
         return _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel)
     settings = settings or srb.SrbSettings()
@@ -369,7 +371,8 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
                             f"({settings.window:g} s) {settings.samples} sampled offsets to the clip's targets, "
                             f"the best {settings.keep} kept, the best path replayed (runtime.samcon)"),
         "arms_trunk_neck": "the same body, on the same fatigue-bounded servos",
-        "orientation": "simulated: nothing holds the body up but its feet on the floor",
+        "orientation": ("simulated: nothing holds the body up but the floor, under its feet and wherever the "
+                        "clip itself touches it"),
         "proportions": ("default humanoid (DeepMimic proportions and masses, scaled to the height)"
                         + ("; the character's own proportions are used in SRB mode only" if plan is not None else "")),
         "effort_economy": ("the sampler weighs each joint's torque by what it costs it tired (1 / RC^2 - 1): "

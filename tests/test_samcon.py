@@ -186,13 +186,16 @@ def test_a_tired_sampled_body_rests_where_its_feet_are_down_and_recovers():
     assert short.events[-1]["reason"].endswith("1.0 s of the source were not played")
 
 
-def test_torque_mode_refuses_a_clip_its_feet_do_not_carry_in_one_line():
+def test_torque_mode_refuses_a_clip_held_up_by_what_it_does_not_show_in_one_line():
     from test_floor import seated_typist
 
     with pytest.raises(simulate.SimulationError) as err:
         simulate.simulate(seated_typist(2.0), None, mode="torque")
     message = str(err.value)
     assert "\n" not in message and "an unseen seat" in message and message.endswith("bake it in SRB mode")
+    # Hands on the floor are the floor's to carry: a cartwheel is simulated (cancelled here once it runs).
+    with pytest.raises(simulate.SimulationCancelled):
+        simulate.simulate(_load("cartwheel"), None, mode="torque", cancel=lambda: True)
 
 
 def test_a_fast_arm_is_not_held_back_by_its_damper():
