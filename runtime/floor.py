@@ -259,9 +259,7 @@ class Support:
     @property
     def floor_work(self) -> bool:
         """Whether foot contacts on the one simulated floor cannot carry the clip."""
-        share = self.shares()
-        return (self.others_share > FLOOR_WORK_FRACTION or share["held_elsewhere"] > FLOOR_WORK_FRACTION
-                or share["raised_feet"] > 0.0 or share["hanging"] > 0.0 or share["slow_motion"] > 0.0)
+        return self.others_share > FLOOR_WORK_FRACTION or self.unseen
 
     @property
     def unseen(self) -> bool:

@@ -48,22 +48,19 @@ class SampledReference:
         # The servos aim at the clip's angle plus its rate times kd / kp: with the damping that is a
         # PD on both (a servo aiming at the angle alone lags a fast arm by a tenth of a second).
         self.rates = np.gradient(self.angles, self.dt, axis=0)
-        tips, com = [], []
+        # With the features, the links besides the feet that the clip itself puts on the floor (the
+        # body's touch sensors): touching the floor there is the motion, not a fall.  On the floor:
+        # within GROUND_MARGIN of it and of the lower foot (a shin that grazes the floor at a run's
+        # toe-off, over a foot sunk into it, carries nothing).
+        tips, com, down = [], [], []
         for i in range(self.total + 1):
             body.set_state(body.qpos_of(self.pos[i], self.rot[i], self.angles[i]), np.zeros(body.model.nv))
             t, c, _ = body.features()
             tips.append(t)
             com.append(c)
-        self.tips, self.com = np.array(tips), np.array(com)
-        # Links besides the feet that the clip itself puts on the floor (the body's touch sensors):
-        # touching the floor there is the motion, not a fall.  On the floor: within GROUND_MARGIN
-        # of it and of the lower foot (a shin that grazes the floor at a run's toe-off, over a
-        # foot sunk into it, carries nothing).
-        down = []
-        for i in range(self.total + 1):
-            body.set_state(body.qpos_of(self.pos[i], self.rot[i], self.angles[i]), np.zeros(body.model.nv))
             links, feet = body.clearance()
             down.append((links < GROUND_MARGIN) & (links < feet.min() + GROUND_MARGIN))
+        self.tips, self.com = np.array(tips), np.array(com)
         down = np.array(down)
         slack = int(round(GROUND_SLACK * rate))
         self.grounded = down.copy()
@@ -199,8 +196,9 @@ class Clock:
         takeoff = start + int(np.argmax(air))
         after = np.flatnonzero(~self.airborne[takeoff:])
         landing = takeoff + (int(after[0]) if len(after) else self.ref.total - takeoff)
-        windows = int(math.ceil((landing - x) / (tempo * n) - 1e-9))   # this window and those to the landing
-        return min(most, max(0, windows - 1) + 1)
+        # This window and those up to the landing (at least this one: the landing is after x),
+        # less this one, and one more past the landing.
+        return min(most, int(math.ceil((landing - x) / (tempo * n) - 1e-9)))
 
     def advance(self, tempo: float) -> None:
         self.x = float(self.ref.clamp(self.x + tempo * self.ref.window_steps))
