@@ -20,6 +20,8 @@ from . import kinematics, proxy
 DAMPING_RATIO = 0.1       # s: kd / kp of every servo (runtime.samcon's servos)
 GROUND_MARGIN = 0.02      # m: a link of the clip this near the floor is on it (a hand in a cartwheel; a shin clears it by 2.4 cm or more in the bench clips)
 GROUND_SLACK = 0.1        # s: ... and may touch it this long before and after (the body is never exactly on time)
+LAUNCH_LEAD = 1.5         # s of the clip: a take-off this soon is gathered for (a jump's wind-up and crouch are shorter)
+UPRIGHT = 0.95            # share of the clip's standing height (centre of mass over the lower foot) that is standing
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,16 @@ class Clock:
     """Where the sampler is in its clip and how fast it plays it: SRB mode's tempo rule
     (runtime.tempo.TempoRule, its thresholds) on the weakest loaded leg joint of the best path so
     far, window by window; a rest (the clip held) where both of the clip's feet are down, until
-    the legs recover or recovery stalls.  Fatigue off (no model): full tempo throughout.
+    the legs recover or recovery stalls; and, legs below SRB mode's resume threshold, a rest
+    before a take-off (gathering, standing upright within LAUNCH_LEAD of it, once per take-off).
+    Fatigue off (no model): full tempo throughout.
 
     Why the legs, as in SRB mode: they carry the motion; a tired arm or neck yields to its load
     (the sampler's effort economy) rather than stopping the body (on every joint, a walk spent
-    three quarters of its time resting for its arms)."""
+    three quarters of its time resting for its arms).  Why gather: a push-off scales with what the
+    legs have left, and from a tired crouch the body pitched forward, landed running and fell
+    (the bench's tired jump); a tired person stops and gathers before a jump.  Upright only: in
+    the clip's crouch a rest loads the knees it is meant to spare."""
 
     def __init__(self, ref: SampledReference, feet: np.ndarray):
         from .srb import SrbSettings
@@ -138,6 +145,10 @@ class Clock:
         self.ref = ref
         self.both_down = feet.all(axis=1)     # (total + 1,) the clip's feet (``feet``: right, left) both down
         self.airborne = ~feet.any(axis=1)     # ... neither down: a flight
+        # ... standing on both, upright (where the clip crouches, a rest would load the legs it is for)
+        tall = ref.com[:, 2] - ref.tips[:, :2, 2].min(axis=1)
+        self.standing = self.both_down & (tall >= UPRIGHT * (tall[self.both_down].max() if self.both_down.any() else 0.0))
+        self.gathered_for = -1                # the take-off the body last rested before
         self.settings = SrbSettings()
         self.events: list = []
         self.rule = TempoRule(self.settings, self.events)
@@ -173,9 +184,23 @@ class Clock:
         if weakest < s.rest_rc and self.both_down[step] and rule.may_rest(phase, self.ended):
             rule.begin_rest(float(rc.min()), time)
             return 0.0
+        takeoff = self._takeoff_within(step, LAUNCH_LEAD)
+        if (takeoff is not None and takeoff != self.gathered_for and weakest < s.resume_rc
+                and self.standing[step] and rule.may_rest(phase, self.ended)):
+            # Legs too tired to launch the flight ahead: stand and gather first, once per take-off.
+            self.gathered_for = takeoff
+            rule.begin_rest(float(rc.min()), time)
+            return 0.0
         # A flight keeps its own pace, as in SRB mode: gravity sets that clock (a jump played
         # slower asks the body for a slow-motion flight).
         return 1.0 if self.airborne[step] else rule.tempo
+
+    def _takeoff_within(self, step: int, lead: float) -> int | None:
+        """The step where the clip next leaves the floor, if within ``lead`` seconds of it."""
+        ahead = self.airborne[step:min(step + int(round(lead / self.ref.dt)), self.ref.total) + 1]
+        if self.airborne[step] or not ahead.any():
+            return None
+        return step + int(np.argmax(ahead))
 
     def windows_to_land(self, x: float, tempo: float, ahead: int, most: int) -> int:
         """Windows of look-ahead that follow a window starting at clip step ``x`` past the end

@@ -311,3 +311,43 @@ def test_a_push_off_is_seen_to_its_landing():
     ref = SampledReference(walk, walk.duration, 250.0, 0.1, body)
     clock = Clock(ref, ref.feet(walk, samcon.proxy.DEFAULT_HEIGHT))
     assert all(clock.windows_to_land(float(x), 1.0, 2, 6) == 0 for x in range(0, ref.total, 25))
+
+
+def test_legs_too_tired_to_launch_a_jump_stand_and_gather_first():
+    """Standing upright on both feet within 1.5 s of the clip's take-off, legs below SRB mode's
+    resume threshold (0.7) rest first (the clip held), once per take-off; fresher legs, a
+    crouch (resting there would load the legs) and a clip that never flies go straight on."""
+    from types import SimpleNamespace
+
+    from runtime.sampled_reference import Clock, SampledReference
+
+    def legs_at(rc):
+        capacity = np.ones(len(samcon.proxy.dof_tau_max()))
+        capacity[np.array(samcon.proxy.leg_dofs()).ravel()] = rc
+        return SimpleNamespace(residual_capacity=capacity, target_load=np.full(len(capacity), 0.1))
+
+    jump = _load("jump")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(jump.joint_rots))
+    ref = SampledReference(jump, jump.duration, 250.0, 0.1, body)
+    feet = ref.feet(jump, samcon.proxy.DEFAULT_HEIGHT)
+    takeoff = int(np.flatnonzero(~feet.any(axis=1))[0])
+    clock = Clock(ref, feet)
+    assert clock.standing[0] and not clock.standing[takeoff - 50]          # upright at the start, crouched before the push
+    assert takeoff - 250 * 1.5 <= 0                                        # ... within the lead of it
+    assert clock.tempo(0.0, legs_at(0.8)) > 0.0 and not clock.events       # fresh enough: on
+    assert clock.tempo(0.1, legs_at(0.6)) == 0.0 and [e.kind for e in clock.events] == ["rest"]
+    assert clock.tempo(0.2, legs_at(0.75)) > 0.0 and clock.events[-1].kind == "resume"   # recovered
+    clock.rule.no_rest_before = 0.0
+    assert clock.tempo(0.3, legs_at(0.6)) > 0.0 and len(clock.events) == 2 # once per take-off
+    crouched = Clock(ref, feet)
+    crouched.x = float(takeoff - 50)
+    assert crouched.tempo(0.0, legs_at(0.6)) > 0.0 and not crouched.events
+
+    walk = _load("walk")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(walk.joint_rots))
+    ref = SampledReference(walk, walk.duration, 250.0, 0.1, body)
+    clock = Clock(ref, ref.feet(walk, samcon.proxy.DEFAULT_HEIGHT))
+    for x in range(0, ref.total, 25):
+        clock.x = float(x)
+        assert clock.tempo(0.0, legs_at(0.6)) > 0.0
+    assert not clock.events
