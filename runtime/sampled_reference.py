@@ -145,6 +145,7 @@ class Clock:
         self.ref = ref
         self.both_down = feet.all(axis=1)     # (total + 1,) the clip's feet (``feet``: right, left) both down
         self.airborne = ~feet.any(axis=1)     # ... neither down: a flight
+        self.feet = feet
         # ... standing on both, upright (where the clip crouches, a rest would load the legs it is for)
         tall = ref.com[:, 2] - ref.tips[:, :2, 2].min(axis=1)
         self.standing = self.both_down & (tall >= UPRIGHT * (tall[self.both_down].max() if self.both_down.any() else 0.0))
@@ -231,7 +232,8 @@ class Clock:
     def land(self, feet: np.ndarray) -> None:
         """After a window (``feet``: (steps, 2) the best path's feet on the floor at each of its
         steps): a body that left the floor and is down again while the clip is still in its
-        flight has landed early, and the clip goes on from its own landing.
+        flight has landed early, and the clip goes on from its own landing (from where it next has
+        down a foot the body landed on, if its landing has not: ``_agreeing``).
 
         Why: a tired push makes a lower jump that lands sooner (SRB mode's early landing).  Held
         to the clip's flight, the servos would meet the floor with the legs in the air's pose."""
@@ -243,5 +245,16 @@ class Clock:
         if self.flying and feet[-1].any():
             landing = np.flatnonzero(~self.airborne[step:])
             if len(landing):
-                self.x = float(step + landing[0])
+                self.x = float(self._agreeing(step + int(landing[0]), feet[-1]))
                 self.flying = False
+
+    def _agreeing(self, landing: int, down: np.ndarray) -> int:
+        """The first step from the clip's ``landing`` on, before it flies again, where the clip
+        has down a foot the body landed on (``down``: right, left); the landing itself if none.
+
+        Why: a tired hop-turn comes back down on its take-off foot while the clip lands on the
+        other; gone on from the clip's landing, the servos lifted the foot the body stood on."""
+        after = self.airborne[landing:]
+        end = landing + (int(np.argmax(after)) if after.any() else len(after))
+        agree = np.flatnonzero((self.feet[landing:end] & down).any(axis=1))
+        return landing + int(agree[0]) if len(agree) else landing

@@ -351,3 +351,28 @@ def test_legs_too_tired_to_launch_a_jump_stand_and_gather_first():
         clock.x = float(x)
         assert clock.tempo(0.0, legs_at(0.6)) > 0.0
     assert not clock.events
+
+
+def test_a_hop_that_comes_down_on_the_other_foot_goes_on_where_the_clip_has_that_foot_down():
+    """The spin's hop-turn takes off from the left foot and the clip lands on the right.  A tired
+    body that comes down early on the right goes on from the clip's landing; one back on its left
+    (the turn failed) goes on from where the clip next has the left foot down, before it flies
+    again, not from a landing that would lift the foot it stands on."""
+    from runtime.sampled_reference import Clock, SampledReference
+
+    spin = _load("spin")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(spin.joint_rots))
+    ref = SampledReference(spin, spin.duration, 250.0, 0.1, body)
+    feet = ref.feet(spin, samcon.proxy.DEFAULT_HEIGHT)
+    airborne = ~feet.any(axis=1)
+    takeoff = int(np.argmax(airborne))
+    landing = takeoff + int(np.argmax(~airborne[takeoff:]))
+    assert feet[landing].tolist() == [True, False] and feet[takeoff - 1].tolist() == [False, True]
+    left_down = landing + int(np.argmax(feet[landing:, 1]))
+    assert left_down - landing > 50 and not airborne[landing:left_down].any()   # 0.2 s and more on the right alone
+    up = np.zeros((25, 2), dtype=bool)
+    for down, goes_on in (([True, False], landing), ([False, True], left_down), ([True, True], landing)):
+        clock = Clock(ref, feet)
+        clock.x = float(takeoff + 10)
+        clock.land(np.concatenate([up[:20], np.broadcast_to(down, (5, 2))]))
+        assert clock.x == goes_on, down
