@@ -196,12 +196,17 @@ class Clock:
         # slower asks the body for a slow-motion flight).
         return 1.0 if self.airborne[step] else rule.tempo
 
+    def _next(self, flying: bool, start: int, stop: int | None = None) -> int | None:
+        """The first step from ``start`` (before ``stop``) where the clip is in the air
+        (``flying``) or on the floor (not ``flying``); None if there is none."""
+        seen = self.airborne[start:stop] if flying else ~self.airborne[start:stop]
+        return start + int(np.argmax(seen)) if seen.any() else None
+
     def _takeoff_within(self, step: int, lead: float) -> int | None:
         """The step where the clip next leaves the floor, if within ``lead`` seconds of it."""
-        ahead = self.airborne[step:min(step + int(round(lead / self.ref.dt)), self.ref.total) + 1]
-        if self.airborne[step] or not ahead.any():
+        if self.airborne[step]:
             return None
-        return step + int(np.argmax(ahead))
+        return self._next(True, step, min(step + int(round(lead / self.ref.dt)), self.ref.total) + 1)
 
     def windows_to_land(self, x: float, tempo: float, ahead: int, most: int) -> int:
         """Windows of look-ahead that follow a window starting at clip step ``x`` past the end
@@ -216,12 +221,11 @@ class Clock:
         n = self.ref.window_steps
         start = min(int(round(x)), self.ref.total)
         horizon = min(int(round(x + tempo * n * (1 + ahead))), self.ref.total)
-        air = self.airborne[start:horizon + 1]
-        if not air.any():
+        takeoff = self._next(True, start, horizon + 1)
+        if takeoff is None:
             return 0
-        takeoff = start + int(np.argmax(air))
-        after = np.flatnonzero(~self.airborne[takeoff:])
-        landing = takeoff + (int(after[0]) if len(after) else self.ref.total - takeoff)
+        landing = self._next(False, takeoff)
+        landing = self.ref.total if landing is None else landing
         # This window and those up to the landing (at least this one: the landing is after x),
         # less this one, and one more past the landing.
         return min(most, int(math.ceil((landing - x) / (tempo * n) - 1e-9)))
@@ -243,9 +247,9 @@ class Clock:
             return
         self.flying = self.flying or bool((~feet.any(axis=1)).any())
         if self.flying and feet[-1].any():
-            landing = np.flatnonzero(~self.airborne[step:])
-            if len(landing):
-                self.x = float(self._agreeing(step + int(landing[0]), feet[-1]))
+            landing = self._next(False, step)
+            if landing is not None:
+                self.x = float(self._agreeing(landing, feet[-1]))
                 self.flying = False
 
     def _agreeing(self, landing: int, down: np.ndarray) -> int:
@@ -254,7 +258,6 @@ class Clock:
 
         Why: a tired hop-turn comes back down on its take-off foot while the clip lands on the
         other; gone on from the clip's landing, the servos lifted the foot the body stood on."""
-        after = self.airborne[landing:]
-        end = landing + (int(np.argmax(after)) if after.any() else len(after))
+        end = self._next(True, landing)
         agree = np.flatnonzero((self.feet[landing:end] & down).any(axis=1))
         return landing + int(agree[0]) if len(agree) else landing
