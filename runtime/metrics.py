@@ -75,10 +75,15 @@ def _joint_index(name: str) -> int:
     return [j.name for j in proxy.DEFAULT_JOINTS].index(name)
 
 
+def knee_flexion_per_leg(take: Take) -> np.ndarray:
+    """Per frame, the flexion (degrees) of each knee: right, left (the order of ``contacts``)."""
+    knees = [_joint_index("right_knee"), _joint_index("left_knee")]
+    return np.degrees(np.abs(quat.to_rotvec(take.clip.joint_rots[:, knees])[..., 2]))
+
+
 def knee_flexion_series(take: Take) -> np.ndarray:
     """Per frame, the mean flexion (degrees) of both knees."""
-    knees = [_joint_index("right_knee"), _joint_index("left_knee")]
-    return np.degrees(np.abs(quat.to_rotvec(take.clip.joint_rots[:, knees])[..., 2])).mean(axis=1)
+    return knee_flexion_per_leg(take).mean(axis=1)
 
 
 def head_pitch_series(take: Take) -> np.ndarray:
@@ -116,8 +121,28 @@ def matched_gain(tired: Take, fresh: Take, series, stance) -> float | None:
 
 
 def knee_flexion_gain_deg(tired: Take, fresh: Take) -> float | None:
-    """How much more the tired knees bend than the fresh ones, both feet down, same moments."""
-    return matched_gain(tired, fresh, knee_flexion_series, lambda c: c.all(axis=1))
+    """How much more a tired knee under the body bends than the fresh one: each knee while its
+    own foot is down in both takes at the same moment of the source (rests and the hold after the
+    end excluded), pooled over both legs.  None when there is no such frame.
+
+    Why each leg on its own: "both feet down" leaves a run nothing but a stumble's few frames (a
+    tired sampled run read -19 degrees from 4 frames where the fresh one was in the air, while its
+    stance knees bent 7-12 degrees deeper), and a knee bends under load only where its foot is down."""
+    order = np.argsort(fresh.reference_time, kind="stable")
+    moments = fresh.reference_time[order]
+    after = np.clip(np.searchsorted(moments, tired.reference_time), 0, len(order) - 1)
+    before = np.maximum(after - 1, 0)
+    closer = np.abs(moments[before] - tired.reference_time) <= np.abs(moments[after] - tired.reference_time)
+    nearest = order[np.where(closer, before, after)]
+    moving = moving_frames(tired)
+    tired_deg, fresh_deg = knee_flexion_per_leg(tired), knee_flexion_per_leg(fresh)
+    gains = []
+    for leg in range(2):
+        matched = np.interp(tired.reference_time, moments, fresh_deg[order, leg])
+        use = moving & tired.contacts[:, leg] & fresh.contacts[nearest, leg]
+        gains.append((tired_deg[:, leg] - matched)[use])
+    gains = np.concatenate(gains)
+    return float(gains.mean()) if len(gains) else None
 
 
 def head_pitch_gain_deg(tired: Take, fresh: Take) -> float | None:

@@ -75,3 +75,23 @@ def test_knee_gain_compares_the_same_moments_and_leaves_rests_and_the_end_hold_o
     # a take that only rests and holds has nothing to compare
     idle = knee_take(np.zeros(30), np.full(30, 89 / 30))
     assert metrics.knee_flexion_gain_deg(idle, fresh) is None
+
+
+def test_knee_gain_reads_each_knee_while_its_own_foot_is_down_so_a_run_has_one():
+    # a run: one foot down at a time, the stance knee at 20 degrees, the swing knee folded to 90;
+    # tired, the stance knee bends 5 degrees deeper, and for 4 frames the tired body stumbles onto
+    # both feet while the fresh one has a leg swinging
+    t = np.arange(90) / 30.0
+    right_down = (np.arange(90) % 30) < 15
+    fresh = knee_take(np.zeros(90), t)
+    tired = knee_take(np.zeros(90), t)
+    fresh.contacts = np.stack([right_down, ~right_down], axis=1)
+    tired.contacts = fresh.contacts.copy()
+    tired.contacts[40:44] = True
+    for take, stance in ((fresh, 20.0), (tired, 25.0)):
+        for leg, k in enumerate(KNEES):    # right, left in the joints' order
+            deg = np.where(take.contacts[:, leg], stance, 90.0)
+            take.clip.joint_rots[:, k] = quat.from_rotvec(np.radians(deg)[:, None] * np.array([0.0, 0.0, 1.0]))
+    assert metrics.knee_flexion_gain_deg(tired, fresh) == pytest.approx(5.0)
+    # both feet down in the tired take only: the stumble against a swinging fresh knee
+    assert metrics.matched_gain(tired, fresh, metrics.knee_flexion_series, lambda c: c.all(axis=1)) < -20.0
