@@ -63,7 +63,7 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
             col.label(text="Slow: seconds of compute per second of motion")
         else:
             layout.prop(settings, "foot_placement", expand=True)
-            layout.prop(settings, "effort_economy")
+        layout.prop(settings, "effort_economy")
         col = layout.column(align=True)
         col.prop(settings, "preset")
         col = col.column(align=True)

@@ -22,6 +22,7 @@ MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields t
 MAX_KNEE_GIVE = 0.25       # rad (about 15 deg): ... a knee under the body (deeper costs it more, not less)
 MAX_UPRIGHT_GIVE = 0.25    # rad: ... a trunk or neck carrying what is above it (likewise)
 UPRIGHT_JOINTS = ("chest", "neck")
+KNEE_BENDS = -1.0          # the sign of a knee's hinge angle as it bends (the proxy's knees, like DeepMimic's)
 
 
 def fatigue_cost(capacity):
@@ -147,3 +148,65 @@ class LimbGive:
     def book(self, applied: np.ndarray) -> None:
         """Smooth the torque the limbs applied this step into the load they yield to."""
         self.load += (applied - self.load) * self.blend
+
+
+class PathGive:
+    """Effort economy in torque mode: the same yield as LimbGive and KneeSag, per sampled path.
+    Each tired trunk, neck, shoulder and elbow servo aims ``economy * load * (1/RC^2 - 1)``
+    radians off the clip against the torque it holds, and each tired knee as far into its bend,
+    for the torque it carries either way (``load``: over tau_max, smoothed over
+    LIMB_LOAD_SMOOTHING); at most MAX_UPRIGHT_GIVE, MAX_GIVE or MAX_KNEE_GIVE per joint, changing
+    at most MAX_GIVE_RATE; knees stand tall in a rest.  Hips and ankles keep the balance and do
+    not yield, as in SRB mode, where the QP carries them.
+
+    Why: the sampler's effort cost alone lets a weak joint spare itself any way the search finds
+    (the torque-mode bench's tired takes kept their heads up and their knees no deeper than
+    fresh).  Aiming the servo and the search's pose target at the yielded pose is SRB mode's
+    rule: weaker joints sag under what they carry.  A knee's torque swings both ways within a
+    window (the servos drive a crouch down and the push-off up), so, as KneeSag does, it yields
+    by its size, into its bend."""
+
+    def __init__(self, joints, window: float):
+        self.window = window
+        self.groups = []    # (first DoF, DoFs, most give) per yielding joint
+        self.knees = []     # knee DoFs: a bend, by the size of their load
+        first = 0
+        for joint in joints:
+            if joint.name in LIMB_JOINTS:
+                self.groups.append((first, joint.dofs, MAX_UPRIGHT_GIVE if joint.name in UPRIGHT_JOINTS else MAX_GIVE))
+            elif joint.name.endswith("knee"):
+                self.groups.append((first, joint.dofs, MAX_KNEE_GIVE))
+                self.knees.extend(range(first, first + joint.dofs))
+            first += joint.dofs
+        self.dofs = first
+        self.blend = min(1.0, window / LIMB_LOAD_SMOOTHING)
+
+    def fresh(self) -> tuple[np.ndarray, np.ndarray]:
+        """(load, give) of a path that has held nothing yet."""
+        return np.zeros(self.dofs), np.zeros(self.dofs)
+
+    def give(self, path: tuple[np.ndarray, np.ndarray], capacity: np.ndarray, economy: float,
+             resting: bool) -> np.ndarray:
+        """The path's yield (rad per DoF) over the coming window: ``path`` its (load, give),
+        ``capacity`` its RC per DoF."""
+        load, last = path
+        aim = np.zeros(self.dofs)
+        part_of = -economy * load * fatigue_cost(capacity)
+        part_of[self.knees] = KNEE_BENDS * np.abs(part_of[self.knees])
+        for first, width, most in self.groups:
+            part = part_of[first:first + width]
+            norm = math.sqrt(float(part @ part))
+            aim[first:first + width] = part * (most / norm) if norm > most else part
+        if resting:
+            aim[self.knees] = 0.0
+        step = MAX_GIVE_RATE * self.window
+        return last + np.clip(aim - last, -step, step)
+
+    def booked(self, path: tuple[np.ndarray, np.ndarray], give: np.ndarray, torques: np.ndarray,
+               tau_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The path's (load, give) after a window that applied ``torques`` (steps, DoF) yielding
+        ``give``: signed loads, and the knees' by size."""
+        held = torques / tau_max
+        held[:, self.knees] = np.abs(held[:, self.knees])
+        load = path[0]
+        return load + (held.mean(axis=0) - load) * self.blend, give

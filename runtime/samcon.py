@@ -28,7 +28,7 @@ import numpy as np
 from . import calibration, kinematics, proxy, quat, repeatable
 from .body_description import proxy_links
 from .clip import Clip, revolute_angle
-from .effort import fatigue_cost
+from .effort import PathGive, fatigue_cost
 from .mujoco_proxy import _v, keep_warnings_in_memory, mjcf
 from .sampled_reference import DAMPING_RATIO, SampledReference, WindowEnd, Clock
 from .schedule import ScheduledModel
@@ -376,12 +376,13 @@ def _booked(fatigue, torques: np.ndarray, tau_max: np.ndarray, start: float, dt:
 
 
 def _costs(s: SamconSettings, body: SampledBody, end: WindowEnd, states: np.ndarray,
-           sensors: np.ndarray) -> np.ndarray:
+           sensors: np.ndarray, give: np.ndarray | None = None) -> np.ndarray:
     """Cost of every sample (rows of end ``states`` and ``sensors``) against the clip where the
-    window ends (``end``)."""
+    window ends (``end``), its pose yielded by ``give`` (rows per sample; None: none)."""
     qpos = states[:, 1:1 + body.model.nq]
     angles = qpos[:, body.qadr]
-    diff = np.abs(np.remainder(angles - end.angles + math.pi, 2.0 * math.pi) - math.pi)
+    aim = end.angles if give is None else end.angles + give
+    diff = np.abs(np.remainder(angles - aim + math.pi, 2.0 * math.pi) - math.pi)
     pose = (diff * diff).sum(axis=1)
     root = qpos[:, [4, 5, 6, 3]]
     turn = 2.0 * repeatable.arccos(np.minimum(1.0, np.abs(root @ end.root)))
@@ -421,14 +422,15 @@ def _seed(clip: Clip, settings: SamconSettings) -> int:
 def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | None = None,
           height: float = proxy.DEFAULT_HEIGHT, mass: float = proxy.DEFAULT_MASS, floor: float = 0.0,
           tau_max: np.ndarray | None = None, schedule=None, progress=None,
-          max_stretch: float = MAX_STRETCH) -> SamconResult:
+          max_stretch: float = MAX_STRETCH, effort_economy: float = 1.0) -> SamconResult:
     """Track ``clip`` (its first ``seconds``; a looping clip cycles) by sampling; every motor
     within its strength ``tau_max`` per DoF (default: STRENGTH_HEADROOM times the proxy's
     default), and under a fatigue ``schedule`` (runtime.schedule.FatigueSchedule; None: fatigue
     off) within RC x tau_max: every kept path carries its own 3CC state, booked with the torques
     its servos applied at every step, and its samples are capped by its residual capacity at
     the window's start.  Tired, the clip plays slower and holds still to rest (sampled_reference.
-    Clock); the take lasts at most ``max_stretch`` times the clip (event "stopped" if cut short)."""
+    Clock); tired joints yield to their loads by ``effort_economy`` (effort.PathGive); the take
+    lasts at most ``max_stretch`` times the clip (event "stopped" if cut short)."""
     s = settings or SamconSettings()
     wall0 = _time.perf_counter()
     duration = clip.duration if seconds is None else (seconds if clip.loop else min(seconds, clip.duration))
@@ -450,7 +452,9 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     sim = _Rollouts(body, threads)
     first = sim.state_of(q0, v0)
     fatigue0 = ScheduledModel(schedule) if schedule is not None else None
-    kept = [(0.0, first, None, fatigue0)]   # (cost, state, path node (parent node, offset, caps), 3CC state)
+    yielding = PathGive(proxy.DEFAULT_JOINTS, n * dt) if schedule is not None else None
+    # (cost, state, path node (parent node, target shift, caps), 3CC state, (load, give) of the yield)
+    kept = [(0.0, first, None, fatigue0, yielding.fresh() if yielding is not None else None)]
     torque_at = body.torque_sensors
     steps, fell_at, costs, clock_at = 0, None, [], []     # clock_at: (position, tempo) per window
     most = int(math.ceil(max_stretch * ref.windows))
@@ -468,14 +472,20 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
         # Each kept path's motors within what it has left: RC x tau_max at the window's start.
         caps = [tau_max * (k[3].model.residual_capacity if schedule is not None else 1.0) for k in kept]
         models = sim.capped(caps)
+        gives = (np.array([yielding.give(k[4], k[3].model.residual_capacity, effort_economy, tempo <= 0.0)
+                           for k in kept]) if yielding is not None else None)
         count, rounds = s.samples, 0
         while True:
             parents = [kept[k % len(kept)] for k in range(count)]
             sample_models = [models[k % len(kept)] for k in range(count)]
             offsets = rng.standard_normal((count, len(spread))) * spread
-            controls = window_targets[None] + offsets[:, None, :]
+            given = gives[np.arange(count) % len(kept)] if gives is not None else None
+            shifts = offsets if given is None else offsets + given
+            controls = window_targets[None] + shifts[:, None, :]
             if ahead:
-                controls = np.concatenate([controls, np.broadcast_to(following, (count,) + following.shape)], axis=1)
+                held = (np.broadcast_to(following, (count,) + following.shape) if given is None
+                        else following[None] + given[:, None, :])
+                controls = np.concatenate([controls, held], axis=1)
             states, fallen, sensors = sim.run(np.array([p[1] for p in parents]), controls, sample_models,
                                               ref.on_floor(x, tempo, n * (1 + ahead)))
             steps += count * n * (1 + ahead)
@@ -488,10 +498,11 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
             clock.events.append(Event(fell_at, "fall"))
             break
         ends = states[:, n - 1]
-        scores = _costs(s, body, ref.end(x_end, tempo), ends[alive], sensors[alive, n - 1])
+        aims = given[alive] if given is not None else None
+        scores = _costs(s, body, ref.end(x_end, tempo), ends[alive], sensors[alive, n - 1], aims)
         for a in range(1, ahead + 1):
             later = _costs(s, body, ref.end(x_end + a * tempo * n, tempo), states[alive, (a + 1) * n - 1],
-                           sensors[alive, (a + 1) * n - 1])
+                           sensors[alive, (a + 1) * n - 1], aims)
             later[fallen[alive, :(a + 1) * n].any(axis=1)] = FALL_COST
             scores = scores + later
         if schedule is not None and s.effort_weight:
@@ -499,8 +510,10 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
             scores = scores + s.effort_weight * _effort(sensors[alive, :n, torque_at], tau_max, capacity)
         best = alive[np.argsort(scores, kind="stable")[:s.keep]]
         ranked = np.sort(scores, kind="stable")[:s.keep]
-        kept = [(float(c), ends[i].copy(), (parents[i][2], offsets[i], caps[i % len(caps)]),
-                 _booked(parents[i][3], sensors[i, :n, torque_at], tau_max, time_now, dt))
+        kept = [(float(c), ends[i].copy(), (parents[i][2], shifts[i], caps[i % len(caps)]),
+                 _booked(parents[i][3], sensors[i, :n, torque_at], tau_max, time_now, dt),
+                 yielding.booked(parents[i][4], given[i], sensors[i, :n, torque_at], tau_max)
+                 if yielding is not None else None)
                 for c, i in zip(ranked, best)]
         costs.append(kept[0][0])
         clock_at.append((x, tempo))

@@ -134,7 +134,8 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
             held = prepared.support.described(floor_work=True)[0].split(":")[0]
             raise SimulationError(f"torque mode simulates only the floor, and clip '{clip.name}' is held up "
                                   f"part of the time by {held}: bake it in SRB mode")
-        return _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel)
+        return _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel,
+                        (settings or srb.SrbSettings()).effort_economy)
     settings = settings or srb.SrbSettings()
     steps_per_frame = whole_steps(settings.rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
@@ -333,7 +334,7 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall) ->
 
 
 def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass: float, plan: BodyPlan | None,
-             out_fps: float, floor_height: float, progress, cancel) -> Take:
+             out_fps: float, floor_height: float, progress, cancel, economy: float) -> Take:
     """Torque mode: the whole body tracked window by window by sampling (runtime.samcon) under
     fatigued torque caps, no force or moment on the root; a window where no sample stays up is a
     fall, reported and where the take ends.  No hold after the end; the character's proportions
@@ -358,7 +359,7 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
                              progress=lambda f: each_window(0.5 * f))
         strength, passes = samcon.strength_for(fresh, mass), [fresh]
     result = samcon.track(clip, settings=settings, height=height, mass=mass, floor=floor_height, tau_max=strength,
-                          schedule=schedule, max_stretch=MAX_STRETCH,
+                          schedule=schedule, max_stretch=MAX_STRETCH, effort_economy=economy,
                           progress=each_window if schedule is None else (lambda f: each_window(0.5 + 0.5 * f)))
     passes.append(result)
     take = result.take(source.name)
@@ -375,9 +376,10 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
                         "clip itself touches it"),
         "proportions": ("default humanoid (DeepMimic proportions and masses, scaled to the height)"
                         + ("; the character's own proportions are used in SRB mode only" if plan is not None else "")),
-        "effort_economy": ("the sampler weighs each joint's torque by what it costs it tired (1 / RC^2 - 1): "
-                           "tired joints spare themselves; the clip plays slower and holds still to rest as "
-                           "in SRB mode (the same tempo rule)"),
+        "effort_economy": (f"{economy:g}: the sampler weighs each joint's torque by what it costs it tired "
+                           "(1 / RC^2 - 1), and tired knees, trunk, neck and arms yield to what they hold (SRB "
+                           "mode's rule); the clip plays slower and holds still to rest as in SRB mode (the same "
+                           "tempo rule)"),
         "foot_placement": "found by the sampling",
         "cost": (f"{per_second:.1f} s of compute per second of motion on {result.threads} thread(s), "
                  f"{sum(p.simulated_steps for p in passes)} simulated steps"

@@ -7,6 +7,7 @@ import pytest
 from runtime import clip as C
 from runtime import effort, kinematics, prepare, proxy
 from runtime.body import body_from_proxy
+from runtime.clip import revolute_angle
 from runtime.limbs import LIMB_JOINTS
 
 
@@ -51,6 +52,53 @@ def test_tired_limbs_yield_within_their_caps_and_not_at_all_without_economy():
         width = 3 if sph else 1
         assert np.linalg.norm(out[k:k + width]) <= cap + 1e-12
         k += width
+
+
+def test_a_sampled_path_s_tired_joints_yield_to_their_load_but_hips_and_ankles_hold():
+    """Torque mode's yield: nothing fresh; tired, a limb or trunk against the torque it holds, a
+    knee into its bend whichever way its torque went, within each joint's cap and at a bounded
+    pace; knees stand tall at rest."""
+    joints = proxy.DEFAULT_JOINTS
+    give = effort.PathGive(joints, window=0.1)
+    names = [j.name for j in joints for _ in range(j.dofs)]
+    path = give.fresh()
+    held = np.full((25, give.dofs), 0.4) * np.where(np.arange(give.dofs) % 2, 1.0, -1.0)   # N*m over tau_max 1
+    held[:12] *= -0.5                                # a knee pulled into its crouch, then pushing up
+    path = give.booked(path, path[1], held, np.ones(give.dofs))
+    assert np.all(give.give(path, np.ones(give.dofs), 1.0, False) == 0.0)                 # fresh: none
+    tired = np.full(give.dofs, 0.3)
+    assert np.all(give.give(path, tired, 0.0, False) == 0.0)                              # economy 0: none
+    first = give.give(path, tired, 1.0, False)
+    assert np.abs(first).max() == pytest.approx(effort.MAX_GIVE_RATE * 0.1)
+    for _ in range(100):
+        path = give.booked(path, give.give(path, tired, 1.0, False), held, np.ones(give.dofs))
+    settled = path[1]
+    for k, name in enumerate(names):
+        if name.endswith(("hip", "ankle")):
+            assert settled[k] == 0.0
+        elif name.endswith("knee"):
+            assert settled[k] == pytest.approx(effort.KNEE_BENDS * effort.MAX_KNEE_GIVE)    # into its bend
+        else:
+            assert settled[k] != 0.0 and np.sign(settled[k]) == -np.sign(held[-1, k])  # against its load
+    first_dof = 0
+    for joint in joints:
+        part = settled[first_dof:first_dof + joint.dofs]
+        most = (effort.MAX_KNEE_GIVE if joint.name.endswith("knee") else effort.MAX_UPRIGHT_GIVE
+                if joint.name in effort.UPRIGHT_JOINTS else effort.MAX_GIVE)
+        assert np.linalg.norm(part) <= most + 1e-12
+        first_dof += joint.dofs
+    resting = give.give(path, tired, 1.0, True)
+    knees = [k for k, name in enumerate(names) if name.endswith("knee")]
+    arms = [k for k, name in enumerate(names) if name.endswith("elbow")]
+    assert np.all(np.abs(resting[knees]) < np.abs(settled[knees]))                          # standing up again
+    assert np.all(resting[arms] == settled[arms])
+
+
+def test_the_proxy_s_knees_bend_the_way_the_yield_bends_them():
+    jump = C.load_deepmimic(C.deepmimic_clip_path("jump"))
+    knees = [i for i, j in enumerate(proxy.DEFAULT_JOINTS) if j.name.endswith("knee")]
+    bend = np.array([revolute_angle(jump.joint_rots[:, k]) for k in knees])
+    assert np.sign(bend[:, np.abs(bend).argmax(axis=1)].diagonal()).tolist() == [effort.KNEE_BENDS] * 2   # the crouch
 
 
 def test_the_setup_chain_says_what_holds_the_body_up():

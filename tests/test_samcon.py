@@ -159,6 +159,24 @@ def test_the_sampler_s_clip_is_exact_at_whole_steps_and_linear_between():
     np.testing.assert_allclose(end.com_vel, 0.5 * (ref.com[75] - ref.com[25]) / (2 * 0.1))
 
 
+def test_tired_sampled_knees_bend_under_the_body_as_in_srb_mode():
+    """The effort economy's yield (effort.PathGive): a tired knee's servo and the search's pose
+    target give way to the load it carries, so the stance knees bend deeper than with the economy
+    off, on the same draws; fresh, the economy changes nothing."""
+    from runtime import metrics, schedule
+
+    walk = _load("walk")
+    floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
+    tired = schedule.from_fitness(0.1, fps=30, time_scale=60, initial_fatigue=0.5)
+    settings = samcon.SamconSettings(samples=60, keep=10)
+    takes = [samcon.track(walk, 1.5, settings, floor=floor, schedule=tired, effort_economy=economy).take("walk")
+             for economy in (1.0, 0.0)]
+    assert not any(e["kind"] == "fall" for t in takes for e in t.events)
+    assert metrics.knee_flexion_gain_deg(takes[0], takes[1]) > 3.0
+    fresh = [samcon.track(walk, 0.3, settings, floor=floor, effort_economy=economy) for economy in (1.0, 0.0)]
+    assert np.array_equal(fresh[0].joint_rots, fresh[1].joint_rots)
+
+
 def test_a_tired_sampled_body_rests_where_its_feet_are_down_and_recovers():
     """Exhausted from the start (RC 0.3, below SRB mode's rest threshold), on both feet: the
     sampler holds the clip still while the joints recover (its effort economy lets the held
