@@ -376,10 +376,11 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
                         "clip itself touches it"),
         "proportions": ("default humanoid (DeepMimic proportions and masses, scaled to the height)"
                         + ("; the character's own proportions are used in SRB mode only" if plan is not None else "")),
-        "effort_economy": (f"{economy:g}: the sampler weighs each joint's torque by what it costs it tired "
-                           "(1 / RC^2 - 1), and tired knees, trunk, neck and arms yield to what they hold (SRB "
-                           "mode's rule); the clip plays slower and holds still to rest as in SRB mode (the same "
-                           "tempo rule)"),
+        "effort_economy": ((f"{economy:g}: tired arms, head and chest yield to what they hold, tired knees bend "
+                            "under the body (SRB mode's rule)" if economy > 0 else
+                            "off: joints hold every pose until their strength runs out")
+                           + "; the sampler weighs each joint's torque by what it costs it tired (1 / RC^2 - 1), "
+                           "and the clip plays slower and holds still to rest as in SRB mode (the same tempo rule)"),
         "foot_placement": "found by the sampling",
         "cost": (f"{per_second:.1f} s of compute per second of motion on {result.threads} thread(s), "
                  f"{sum(p.simulated_steps for p in passes)} simulated steps"

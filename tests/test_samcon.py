@@ -136,6 +136,9 @@ def test_torque_mode_is_the_sampler_with_progress_and_cancel():
     assert not take.residual_force.any() and take.stats["residual_moment_nm_mean"] == 0.0
     assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen) and len(seen) >= 3
     assert "compute per second of motion" in take.notes["cost"]
+    assert take.notes["effort_economy"].startswith("1: tired arms")       # the bake's setting reaches it
+    stubborn = simulate.simulate(walk, None, mode="torque", seconds=0.1, settings=simulate.srb.SrbSettings(effort_economy=0.0))
+    assert stubborn.notes["effort_economy"].startswith("off")
     asked = []
     with pytest.raises(simulate.SimulationCancelled):
         simulate.simulate(walk, None, mode="torque", seconds=0.3, cancel=lambda: asked.append(1) or len(asked) > 2)
