@@ -45,6 +45,17 @@ def leg_effort(capacity: np.ndarray, strength: np.ndarray) -> np.ndarray:
     return np.sqrt(fatigue_cost(capacity)) / strength
 
 
+def within_caps(give: np.ndarray, joints) -> np.ndarray:
+    """``give`` (rad per DoF) with each joint's part scaled down to its cap, in place; ``joints``:
+    (first DoF, DoFs, most give) per joint.  A ball joint's cap bounds the size of its rotation."""
+    for first, width, most in joints:
+        part = give[first:first + width]
+        norm = math.sqrt(part @ part)
+        if norm > most:
+            give[first:first + width] = part * (most / norm)
+    return give
+
+
 def smoothstep(x: float) -> float:
     x = min(max(x, 0.0), 1.0)
     return x * x * (3.0 - 2.0 * x)
@@ -119,7 +130,10 @@ class LimbGive:
     def __init__(self, spherical, dt: float):
         self.spherical = spherical      # per limb joint: three DoFs (True) or one
         self.caps = [MAX_UPRIGHT_GIVE if name in UPRIGHT_JOINTS else MAX_GIVE for name in LIMB_JOINTS]
-        n = sum(3 if sph else 1 for sph in spherical)
+        widths = [3 if sph else 1 for sph in spherical]
+        firsts = np.cumsum([0] + widths[:-1])
+        self.joints = [(int(first), width, most) for first, width, most in zip(firsts, widths, self.caps)]
+        n = sum(widths)
         self.load = np.zeros(n)         # N*m: the applied torque, smoothed over LIMB_LOAD_SMOOTHING
         self.give = np.zeros(n)
         self.blend = min(1.0, dt / LIMB_LOAD_SMOOTHING)
@@ -130,14 +144,7 @@ class LimbGive:
         if economy <= 0.0:
             return None
         load = self.load * tau_max_inv
-        give = -economy * load * fatigue_cost(capacity)
-        k = 0
-        for sph, most in zip(self.spherical, self.caps):
-            width = 3 if sph else 1
-            norm = math.sqrt(give[k:k + width] @ give[k:k + width])
-            if norm > most:
-                give[k:k + width] *= most / norm
-            k += width
+        give = within_caps(-economy * load * fatigue_cost(capacity), self.joints)
         # A posture sags at the pace of fatigue, not of the motion: the yield moves at most
         # MAX_GIVE_RATE.  Unlimited, it followed the load of a fast dance and whipped a tired
         # head and arm 40-60 deg per frame, the whipping itself burning their capacity.
@@ -179,6 +186,9 @@ class PathGive:
                 self.knees.extend(range(first, first + joint.dofs))
             first += joint.dofs
         self.dofs = first
+        self.holding = np.ones(first, dtype=bool)     # DoFs that do not yield: hips and ankles
+        for start, width, _ in self.groups:
+            self.holding[start:start + width] = False
         self.blend = min(1.0, window / LIMB_LOAD_SMOOTHING)
 
     def fresh(self) -> tuple[np.ndarray, np.ndarray]:
@@ -190,13 +200,10 @@ class PathGive:
         """The path's yield (rad per DoF) over the coming window: ``path`` its (load, give),
         ``capacity`` its RC per DoF."""
         load, last = path
-        aim = np.zeros(self.dofs)
-        part_of = -economy * load * fatigue_cost(capacity)
-        part_of[self.knees] = KNEE_BENDS * np.abs(part_of[self.knees])
-        for first, width, most in self.groups:
-            part = part_of[first:first + width]
-            norm = math.sqrt(float(part @ part))
-            aim[first:first + width] = part * (most / norm) if norm > most else part
+        aim = -economy * load * fatigue_cost(capacity)
+        aim[self.knees] = KNEE_BENDS * np.abs(aim[self.knees])
+        aim[self.holding] = 0.0
+        within_caps(aim, self.groups)
         if resting:
             aim[self.knees] = 0.0
         step = MAX_GIVE_RATE * self.window

@@ -111,10 +111,19 @@ def matched_gain(tired: Take, fresh: Take, series, stance) -> float | None:
     """Mean of ``series(tired) - series(fresh)`` at the same moment of the source motion (matched
     by reference time: a tired take is slower), over frames where the tired body performs the
     motion (rests and the hold after the end excluded: rests are counted apart) and
-    ``stance(tired.contacts)`` holds.  None when there is no such frame."""
+    ``stance(tired.contacts, fresh contacts at that moment)`` holds.  A series with a column per
+    leg takes a stance mask of the same shape and pools the legs.  None when there is no such frame."""
     order = np.argsort(fresh.reference_time, kind="stable")
-    matched = np.interp(tired.reference_time, fresh.reference_time[order], series(fresh)[order])
-    use = moving_frames(tired) & stance(tired.contacts)
+    moments, values = fresh.reference_time[order], series(fresh)[order]
+    at = tired.reference_time
+    matched = (np.interp(at, moments, values) if values.ndim == 1 else
+               np.stack([np.interp(at, moments, column) for column in values.T], axis=1))
+    after = np.clip(np.searchsorted(moments, at), 0, len(order) - 1)
+    before = np.maximum(after - 1, 0)
+    nearest = order[np.where(np.abs(moments[before] - at) <= np.abs(moments[after] - at), before, after)]
+    use = stance(tired.contacts, fresh.contacts[nearest])
+    moving = moving_frames(tired)
+    use = use & (moving[:, None] if use.ndim > 1 else moving)
     if not use.any():
         return None
     return float((series(tired) - matched)[use].mean())
@@ -128,26 +137,12 @@ def knee_flexion_gain_deg(tired: Take, fresh: Take) -> float | None:
     Why each leg on its own: "both feet down" leaves a run nothing but a stumble's few frames (a
     tired sampled run read -19 degrees from 4 frames where the fresh one was in the air, while its
     stance knees bent 7-12 degrees deeper), and a knee bends under load only where its foot is down."""
-    order = np.argsort(fresh.reference_time, kind="stable")
-    moments = fresh.reference_time[order]
-    after = np.clip(np.searchsorted(moments, tired.reference_time), 0, len(order) - 1)
-    before = np.maximum(after - 1, 0)
-    closer = np.abs(moments[before] - tired.reference_time) <= np.abs(moments[after] - tired.reference_time)
-    nearest = order[np.where(closer, before, after)]
-    moving = moving_frames(tired)
-    tired_deg, fresh_deg = knee_flexion_per_leg(tired), knee_flexion_per_leg(fresh)
-    gains = []
-    for leg in range(2):
-        matched = np.interp(tired.reference_time, moments, fresh_deg[order, leg])
-        use = moving & tired.contacts[:, leg] & fresh.contacts[nearest, leg]
-        gains.append((tired_deg[:, leg] - matched)[use])
-    gains = np.concatenate(gains)
-    return float(gains.mean()) if len(gains) else None
+    return matched_gain(tired, fresh, knee_flexion_per_leg, lambda mine, theirs: mine & theirs)
 
 
 def head_pitch_gain_deg(tired: Take, fresh: Take) -> float | None:
     """How much further forward the tired head pitches than the fresh one, a foot down, same moments."""
-    return matched_gain(tired, fresh, head_pitch_series, lambda c: c.any(axis=1))
+    return matched_gain(tired, fresh, head_pitch_series, lambda mine, theirs: mine.any(axis=1))
 
 
 def arm_elevation_series(take: Take) -> np.ndarray:

@@ -252,9 +252,7 @@ def _notes(support, plan, settings, policy, floor_work: bool,
                                                                         sorted(plan.ratios.items()))
                             + f"; de Leva (1996) {plan.sex} segment masses")
     economy = (settings or srb.SrbSettings()).effort_economy
-    notes["effort_economy"] = (f"{economy:g}: tired arms, head and chest yield to what they hold, tired knees "
-                               "bend under the body" if economy > 0 else
-                               "off: joints hold every pose until their strength runs out")
+    notes["effort_economy"] = _economy_note(economy)
     notes["foot_placement"] = ("Raibert rule" if policy is None else
                                f"Raibert rule corrected by the policy {policy.name!r} at {POLICY_RATE:g} Hz")
     notes["support"], pelvis = support.described()
@@ -333,6 +331,13 @@ def _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall) ->
     return take
 
 
+def _economy_note(economy: float) -> str:
+    """What the effort economy does to a take, for its report (both modes)."""
+    if economy > 0:
+        return f"{economy:g}: tired arms, head and chest yield to what they hold, tired knees bend under the body"
+    return "off: joints hold every pose until their strength runs out"
+
+
 def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass: float, plan: BodyPlan | None,
              out_fps: float, floor_height: float, progress, cancel, economy: float) -> Take:
     """Torque mode: the whole body tracked window by window by sampling (runtime.samcon) under
@@ -376,9 +381,7 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
                         "clip itself touches it"),
         "proportions": ("default humanoid (DeepMimic proportions and masses, scaled to the height)"
                         + ("; the character's own proportions are used in SRB mode only" if plan is not None else "")),
-        "effort_economy": ((f"{economy:g}: tired arms, head and chest yield to what they hold, tired knees bend "
-                            "under the body (SRB mode's rule)" if economy > 0 else
-                            "off: joints hold every pose until their strength runs out")
+        "effort_economy": (_economy_note(economy) + (" (SRB mode's rule)" if economy > 0 else "")
                            + "; the sampler weighs each joint's torque by what it costs it tired (1 / RC^2 - 1), "
                            "and the clip plays slower and holds still to rest as in SRB mode (the same tempo rule)"),
         "foot_placement": "found by the sampling",

@@ -94,4 +94,5 @@ def test_knee_gain_reads_each_knee_while_its_own_foot_is_down_so_a_run_has_one()
             take.clip.joint_rots[:, k] = quat.from_rotvec(np.radians(deg)[:, None] * np.array([0.0, 0.0, 1.0]))
     assert metrics.knee_flexion_gain_deg(tired, fresh) == pytest.approx(5.0)
     # both feet down in the tired take only: the stumble against a swinging fresh knee
-    assert metrics.matched_gain(tired, fresh, metrics.knee_flexion_series, lambda c: c.all(axis=1)) < -20.0
+    assert metrics.matched_gain(tired, fresh, metrics.knee_flexion_series,
+                                lambda mine, theirs: mine.all(axis=1)) < -20.0
