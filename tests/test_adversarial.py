@@ -501,6 +501,122 @@ def test_batch_failures_are_one_line_with_a_log_beside_the_output(shot, tmp_path
     assert all(np.array_equal(co, b["walk.fatigued"][k]) for k, co in take.items())
 
 
+# ============================================================================= an interrupted batch
+
+STALLING_PYTHON = """#!/bin/sh
+# The take processes' Python, except that a take whose spec matches the pattern stalls: it leaves
+# its pid in the marks folder (so the test knows it runs) and waits to be stopped.
+case "$(cat "$3")" in *{pattern}*) echo $$ > "{marks}/$$.stalled"; exec sleep 600;; esac
+exec "{python}" "$@"
+"""
+
+RUN_CLI = """import sys
+sys.path.insert(0, {tools!r})
+import cli
+sys.executable = {python!r}
+sys.exit(cli.main(["bake"] + sys.argv[1:]))
+"""
+
+
+def _interrupted_batch(tmp_path, shot, names, pattern, stalled, args, send):
+    """``./fatigue bake`` (tools/cli.py) over copies of ``shot`` named ``names`` whose takes
+    matching ``pattern`` stall; once ``stalled`` of them run, ``send(proc)`` interrupts it.
+    Returns (process, stdout, stderr, out dir, summary, the stalled takes' pids)."""
+    ins, out, marks, tmp = (tmp_path / d for d in ("in", "out", "marks", "tmp"))
+    for d in (ins, marks, tmp):
+        d.mkdir()
+    for name in names:
+        (ins / name).write_bytes(shot.read_bytes())
+    python = tmp_path / "python"
+    python.write_text(STALLING_PYTHON.format(pattern=pattern, marks=marks, python=sys.executable))
+    python.chmod(0o755)
+    script = tmp_path / "run_cli.py"
+    script.write_text(RUN_CLI.format(tools=str(ROOT / "tools"), python=str(python)))
+    summary = tmp_path / "summary.json"
+    import os
+    import time
+
+    proc = subprocess.Popen([sys.executable, str(script), *[str(ins / n) for n in names], "--out", str(out),
+                             "--summary", str(summary), *args], cwd=str(ROOT), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, TMPDIR=str(tmp)))
+    pids = []
+    try:
+        for _ in range(6000):          # a guard against a hang, not a measurement: the stalled takes start
+            pids = [int(p.read_text() or 0) for p in marks.glob("*.stalled")]
+            if len(pids) == stalled and all(pids) or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None and len(pids) == stalled, proc.communicate()
+        send(proc)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+        alive = [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+        for pid in alive:              # what an unfixed batch leaves running
+            os.kill(pid, 9)
+    assert not alive, "a stalled take outlived the batch"
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if str(tmp) in p.read_text(errors="replace")
+                if p.exists()], "a take process outlived the batch"
+    assert not list(tmp.iterdir()), "the batch left temporary files"
+    assert "Traceback" not in stdout + stderr, stdout + stderr
+    return proc, stdout, stderr, out, summary
+
+
+def _takes(summary: Path) -> dict:
+    return {(Path(t["file"]).name, t["variant"]): t for t in json.loads(summary.read_text())["takes"]}
+
+
+def test_a_batch_stopped_by_sigterm_writes_no_partial_file_and_a_summary(shot, tmp_path):
+    """SIGTERM to a batch of two files with three variants each, while both second variants run:
+    it left final-named files holding some variants, no summary and a log blaming
+    BrokenPipeError.  Now: no file, no temporary file, no log, every take in the summary with
+    what became of it, one line saying it was interrupted, exit 143."""
+    import signal
+
+    proc, stdout, stderr, out, summary = _interrupted_batch(
+        tmp_path, shot, ["a.blend", "b.blend"], """'"variant": "average"'""", 2,
+        ["--variants", "fresh,average,exhausted", "--jobs", "2"], lambda p: p.send_signal(signal.SIGTERM))
+    assert proc.returncode == 143, stdout + stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fatigue bake: interrupted (SIGTERM)"), stderr
+    assert not out.exists() or not list(out.iterdir())           # no partial file, temporary file or log
+    data = json.loads(summary.read_text())
+    assert data["interrupted"] == "SIGTERM" and data["baked"] == 0 and data["not_done"] == 6
+    takes = _takes(summary)
+    assert set(takes) == {(f, v) for f in ("a.blend", "b.blend") for v in ("fresh", "average", "exhausted")}
+    for f in ("a.blend", "b.blend"):
+        fresh, average, exhausted = (takes[f, v] for v in ("fresh", "average", "exhausted"))
+        assert fresh["status"] == "interrupted" and fresh["out_action"] == "walk.fatigued.fresh"
+        assert fresh["error"].startswith(f"baked, but not written: the batch was interrupted (SIGTERM) before "
+                                         f"every take of {f} was done"), fresh["error"]
+        assert average["status"] == "interrupted" and average["error"] == "interrupted (SIGTERM) while baking: " \
+                                                                          "nothing of it was written"
+        assert exhausted["status"] == "not run" and exhausted["error"] == "not run: the batch was interrupted (SIGTERM)"
+        assert all(t["log"] is None for t in (fresh, average, exhausted))
+
+
+def test_ctrl_c_on_a_batch_stops_it_in_one_line(shot, tmp_path):
+    """Ctrl-C (SIGINT to the terminal's process group) while the second of three files bakes:
+    it printed a KeyboardInterrupt traceback, wrote no summary and still baked and wrote the third
+    file after the interrupt.  Now the first file is written, nothing after, exit 130."""
+    import os
+    import signal
+
+    proc, stdout, stderr, out, summary = _interrupted_batch(
+        tmp_path, shot, ["c.blend", "a.blend", "b.blend"], """'/a.blend"'""", 1, [],
+        lambda p: os.killpg(p.pid, signal.SIGINT))
+    assert proc.returncode == 130, stdout + stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fatigue bake: interrupted (SIGINT)"), stderr
+    assert sorted(p.name for p in out.iterdir()) == ["c.blend"]
+    takes = _takes(summary)
+    assert [takes[f, None]["status"] for f in ("c.blend", "a.blend", "b.blend")] == ["ok", "interrupted", "not run"]
+    assert json.loads(summary.read_text())["baked"] == 1
+
+
 # ============================================================================= the README's promises
 
 def test_the_readme_s_promises_name_tests_that_exist():

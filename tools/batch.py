@@ -4,12 +4,14 @@ Every take runs in its own Python process (``--jobs`` of them at once), so a cra
 fails that take only.  The process opens the file, registers the add-on from this repository and
 calls ``bpy.ops.fatigue.bake_take`` -- the same operator an animator presses -- with the options
 as operator arguments, then saves.  The takes of one file (its ``--variants``) run one after the
-other, each adding its action to the same output file; files run in parallel.  An output is
-written under a temporary name and moved into place only when complete, and the input .blend is
-never written unless ``--in-place`` is given.
+other, each adding its action to a temporary copy; files run in parallel.  The output appears
+(one rename) only once every take of its file has run, and the input .blend is never written
+unless ``--in-place`` is given.  SIGINT (Ctrl-C) or SIGTERM stops the running takes, starts no
+other, removes their temporary files and writes the summary of what was and was not done.
 
 Exit codes: 0 every take baked, 1 some takes failed (the others are written), 2 bad arguments or
-input files (one line on stderr, nothing baked).
+input files (one line on stderr, nothing baked), 128 + the signal's number when interrupted (130
+SIGINT, 143 SIGTERM; one line on stderr).
 """
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ import argparse
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -226,29 +230,87 @@ def plan(args) -> list[dict]:
 
 # ============================================================================= running (parent)
 
-def _run_take(spec: dict, read_from: Path) -> dict:
-    """One take in its own process; a crash there is this take's failure only."""
+NOT_DONE = ("interrupted", "not run")     # the statuses of takes an interrupted batch did not write
+INTERRUPTED_EARLY = "fatigue bake: interrupted (SIGINT) before anything was baked"
+
+
+class _Stop:
+    """Set by SIGINT or SIGTERM (the handler of ``run``): the running takes are stopped, no other
+    take starts, and no output file that misses a take appears."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.signum: int | None = None
+
+    def __call__(self, signum, _frame=None):
+        self.signum = self.signum or signum
+        self.event.set()
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name if self.signum else "SIGINT"
+
+
+def _remove_part(path) -> None:
+    """A take's temporary output, and Blender's own temporary file of a save it was stopped in."""
+    for p in (Path(path), Path(f"{path}@")):
+        p.unlink(missing_ok=True)
+
+
+def _stop_process(proc) -> None:
+    """Kill a take's process and whatever it started (its own process group), and wait for them."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def _wait(proc, timeout: float | None, stop: _Stop) -> str:
+    """'exited', or 'timeout' / 'interrupted' once the take's process was stopped for that."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while proc.poll() is None:
+        if stop.event.wait(0.05) or (deadline is not None and time.monotonic() > deadline):
+            _stop_process(proc)
+            return "interrupted" if stop.event.is_set() else "timeout"
+    return "exited"
+
+
+def _run_take(spec: dict, read_from: Path, stop: _Stop) -> dict:
+    """One take in its own process (its own process group, so that a Ctrl-C in the terminal
+    reaches the batch alone, which stops it); a crash there is this take's failure only.  Its
+    output and temporary files (Blender's among them) stay in a folder removed with it."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fatigue-take-") as tmp:
-        spec_path, result_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
+        folder = Path(tmp)
+        spec_path, result_path, scratch = folder / "spec.json", folder / "result.json", folder / "tmp"
+        scratch.mkdir()
         spec_path.write_text(json.dumps(dict(spec, read_from=str(read_from), result=str(result_path))),
                              encoding="utf-8")
         result = None
-        try:
-            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--take", str(spec_path)],
-                                  capture_output=True, text=True, cwd=str(ROOT), timeout=spec.get("timeout"))
-        except subprocess.TimeoutExpired:
-            proc = None
-            result = {"status": "timeout", "error": f"the take ran longer than {spec['timeout']:g} s and was stopped"}
-        if proc is not None and result_path.is_file():
-            try:
-                result = json.loads(result_path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError:
-                result = None
-    if result is None and proc is not None:
-        result = _crashed(spec, proc)
+        with open(folder / "stdout", "w+", encoding="utf-8", errors="replace") as out, \
+                open(folder / "stderr", "w+", encoding="utf-8", errors="replace") as err:
+            proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--take", str(spec_path)],
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=str(ROOT),
+                                    env=dict(os.environ, TMPDIR=str(scratch)), start_new_session=True)
+            ended = _wait(proc, spec.get("timeout"), stop)
+            if ended == "timeout":
+                result = {"status": "timeout",
+                          "error": f"the take ran longer than {spec['timeout']:g} s and was stopped"}
+            elif ended == "interrupted":
+                result = {"status": "interrupted",
+                          "error": f"interrupted ({stop.name}) while baking: nothing of it was written"}
+            elif result_path.is_file():
+                try:
+                    result = json.loads(result_path.read_text(encoding="utf-8"))
+                except json.JSONDecodeError:
+                    result = None
+            if result is None:
+                out.seek(0)
+                err.seek(0)
+                result = _crashed(spec, proc.returncode, out.read(), err.read())
     if result["status"] != "ok":          # a process stopped while saving leaves its temporary file
-        Path(spec["part"]).unlink(missing_ok=True)
+        _remove_part(spec["part"])
     result.update({k: spec[k] for k in ("file", "out_file", "variant")})
     result["wall_s"] = time.perf_counter() - t0
     return {k: result.get(k) for k in SUMMARY_FIELDS}
@@ -259,33 +321,60 @@ def _log_prefix(spec: dict) -> str:
     return out.stem + (f".{spec['variant']}" if spec.get("variant") else "")
 
 
-def _crashed(spec: dict, proc) -> dict:
+def _crashed(spec: dict, returncode: int, stdout: str, stderr: str) -> dict:
     """A take whose process died: one line (its last words, without PyBullet's banner or a
     traceback) and its whole output in a log file beside the output."""
-    lines = [line.strip() for line in (proc.stderr or "").splitlines() if line.strip()]
+    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
     lines = [x for x in lines if not x.startswith("pybullet build time") and not x.startswith("Traceback (")
              and not x.startswith("File \"")]
-    how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
+    how = f"signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
     from fatigue_addon import failure      # no bpy in it: the batch's own process can use it
 
-    log = failure.write_log(f"the take's process ended with {how}\n\n--- stdout\n{proc.stdout or ''}\n"
-                            f"--- stderr\n{proc.stderr or ''}", prefix=_log_prefix(spec) + ".crash",
+    log = failure.write_log(f"the take's process ended with {how}\n\n--- stdout\n{stdout or ''}\n"
+                            f"--- stderr\n{stderr or ''}", prefix=_log_prefix(spec) + ".crash",
                             folder=Path(spec["out_file"]).parent)
     error = f"the take's process ended with {how}: {failure.one_line(lines[-1], 160) if lines else 'no output'}"
     return {"status": "crashed", "error": error + (f"; its output is in {log}" if log else ""),
             "log": str(log) if log else None}
 
 
-def _run_chain(chain: list[dict], report) -> list[dict]:
-    """The takes of one file, one after the other; each reads what the previous one saved."""
+def _run_chain(chain: list[dict], report, stop: _Stop) -> list[dict]:
+    """The takes of one file, one after the other, each reading the temporary file the previous
+    good one saved.  The output file appears (one rename) only once every take of it has run: an
+    interrupted chain leaves no file that misses a take, and no temporary file."""
     results = []
     read_from = Path(chain[0]["file"])
+    kept = None                 # the temporary file holding every good take so far
     for spec in chain:
-        result = _run_take(spec, read_from)
+        if stop.event.is_set():
+            results.append({k: spec.get(k) for k in SUMMARY_FIELDS}
+                           | {"status": "not run", "error": f"not run: the batch was interrupted ({stop.name})"})
+            continue
+        result = _run_take(spec, read_from, stop)
         if result["status"] == "ok":
-            read_from = Path(spec["out_file"])
+            if kept is not None:
+                _remove_part(kept)
+            kept = read_from = Path(spec["part"])
         results.append(result)
-        report(result)
+        if result["status"] != "interrupted":
+            report(result)
+    if kept is None:
+        return results
+    out = Path(chain[0]["out_file"])
+    problem = None
+    if any(r["status"] in NOT_DONE for r in results):
+        problem = "interrupted", (f"baked, but not written: the batch was interrupted ({stop.name}) before every "
+                                  f"take of {Path(chain[0]['file']).name} was done")
+    else:
+        try:
+            os.replace(kept, out)
+        except OSError as exc:
+            problem = "failed", f"cannot write {out}: {exc.strerror or exc}"
+    if problem is not None:
+        _remove_part(kept)
+        for r in results:
+            if r["status"] == "ok":
+                r["status"], r["error"] = problem
     return results
 
 
@@ -302,6 +391,24 @@ def _describe(r: dict) -> str:
             + ("" if r.get("finished", True) else ", UNFINISHED: too tired to play the whole source"))
 
 
+def _catch_signals(stop: _Stop) -> dict:
+    """SIGINT and SIGTERM set ``stop`` instead of ending the batch at once; the previous handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _write_summary(path: Path, summary: dict) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    except OSError as exc:          # checked before baking; something changed since
+        print(f"fatigue bake: cannot write the summary {path} ({exc.strerror or exc}): the lines above are "
+              f"the summary", file=sys.stderr)
+        return False
+    return True
+
+
 def run(args) -> int:
     chains = plan(args)
     total = sum(len(c) for c in chains)
@@ -312,25 +419,34 @@ def run(args) -> int:
         done[0] += 1
         print(f"[{done[0]}/{total}] {_describe(result)}", flush=True)
 
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=min(args.jobs, len(chains))) as pool:
-        results = [r for rs in pool.map(lambda c: _run_chain(c, report), chains) for r in rs]
-    wall = time.perf_counter() - t0
-    failed = [r for r in results if r["status"] != "ok"]
-    print(f"fatigue bake: {total - len(failed)} of {total} take(s) baked in {wall:.1f} s"
-          + (f"; {len(failed)} failed" if failed else ""), flush=True)
-    if args.summary is not None:
-        try:
-            args.summary.parent.mkdir(parents=True, exist_ok=True)
-            args.summary.write_text(json.dumps({"jobs": args.jobs, "wall_s": wall, "baked": total - len(failed),
-                                                "failed": len(failed), "takes": results}, indent=1),
-                                    encoding="utf-8")
-        except OSError as exc:          # checked before baking; something changed since
-            print(f"fatigue bake: cannot write the summary {args.summary} ({exc.strerror or exc}): the baked "
-                  f"files are written; the lines above are the summary", file=sys.stderr)
-            return 1
-        print(f"wrote {args.summary}")
-    return 1 if failed else 0
+    stop = _Stop()
+    previous = _catch_signals(stop)
+    try:
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=min(args.jobs, len(chains))) as pool:
+            results = [r for rs in pool.map(lambda c: _run_chain(c, report, stop), chains) for r in rs]
+        wall = time.perf_counter() - t0
+        baked = sum(r["status"] == "ok" for r in results)
+        not_done = sum(r["status"] in NOT_DONE for r in results)
+        failed = total - baked - not_done
+        interrupted = stop.name if stop.event.is_set() else None
+        if interrupted is None:
+            print(f"fatigue bake: {baked} of {total} take(s) baked in {wall:.1f} s"
+                  + (f"; {failed} failed" if failed else ""), flush=True)
+        wrote = args.summary is not None and _write_summary(args.summary, {
+            "jobs": args.jobs, "wall_s": wall, "baked": baked, "failed": failed, "not_done": not_done,
+            "interrupted": interrupted, "takes": results})
+        if interrupted is not None:
+            print(f"fatigue bake: interrupted ({interrupted}): {baked} of {total} take(s) written, {not_done} not "
+                  f"done" + (f", {failed} failed" if failed else "") + (f"; summary in {args.summary}" if wrote else ""),
+                  file=sys.stderr, flush=True)
+            return 128 + stop.signum
+        if wrote:
+            print(f"wrote {args.summary}")
+        return 1 if failed or (args.summary is not None and not wrote) else 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 # ============================================================================= one take (child process)
@@ -402,10 +518,9 @@ def bake_one(spec: dict) -> dict:
     action = bpy.data.actions[report["action"]]
     action.use_fake_user = True            # every variant survives saving, assigned or not
     out.parent.mkdir(parents=True, exist_ok=True)
-    part = Path(spec["part"])
+    part = Path(spec["part"])          # the batch moves it into place once every take of the file is done
     try:
         bpy.ops.wm.save_as_mainfile(filepath=str(part), copy=True, compress=False)
-        os.replace(part, out)
     except (RuntimeError, OSError) as exc:
         part.unlink(missing_ok=True)
         result["error"] = f"cannot write {out}: {exc}"
@@ -422,8 +537,24 @@ def bake_one(spec: dict) -> dict:
     return result
 
 
+def _end_with_the_batch(part: Path) -> None:
+    """A take whose batch was killed outright (SIGKILL: no chance to stop its takes) stops too and
+    removes its temporary file: nothing is left to move it into place."""
+    batch_pid = os.getppid()
+
+    def watch():
+        while os.getppid() == batch_pid:
+            time.sleep(0.5)
+        for p in (part, Path(f"{part}@")):
+            p.unlink(missing_ok=True)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def take_main(spec_path: Path) -> int:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    _end_with_the_batch(Path(spec["part"]))
     try:
         result = bake_one(spec)
     except Exception as exc:     # noqa: BLE001 -- reported as this take's failure, the batch goes on
@@ -453,6 +584,9 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"fatigue bake: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:      # Ctrl-C before the takes start (then the batch stops them itself)
+        print(INTERRUPTED_EARLY, file=sys.stderr)
+        return 130
     except Exception as exc:       # noqa: BLE001 -- a bug: one line and a log file, never a traceback
         from fatigue_addon import failure
 

@@ -197,8 +197,11 @@ def cmd_bench(argv: list[str]) -> int:
 
 
 def cmd_bake(argv: list[str]) -> int:
-    import batch
-
+    try:
+        import batch
+    except KeyboardInterrupt:      # Ctrl-C while it starts: one line, no traceback (batch.main says the same later)
+        print("fatigue bake: interrupted (SIGINT) before anything was baked", file=sys.stderr)
+        return 130
     return batch.main(argv)
 
 
