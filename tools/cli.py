@@ -211,6 +211,12 @@ def cmd_corpus(argv: list[str]) -> int:
     return corpus.main(argv)
 
 
+def cmd_realism(argv: list[str]) -> int:
+    import realism
+
+    return realism.main(argv)
+
+
 def cmd_bench_bake(argv: list[str]) -> int:
     import bench_bake
 
@@ -243,7 +249,8 @@ def cmd_build(argv: list[str]) -> int:
 
 COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench,
             "bake": cmd_bake, "bench-bake": cmd_bench_bake, "train": cmd_train,
-            "eval-policy": cmd_eval_policy, "corpus": cmd_corpus, "sampler": cmd_sampler}
+            "eval-policy": cmd_eval_policy, "corpus": cmd_corpus, "sampler": cmd_sampler,
+            "realism": cmd_realism}
 
 
 def main(argv: list[str]) -> int:

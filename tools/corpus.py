@@ -97,8 +97,10 @@ def round_trip(obj, mapping, start: int, end: int, height: float) -> dict:
 
 
 def bake_one(obj, action, condition: str, start: int, end: int, engine: str | None = None,
-             mode: str | None = None) -> dict:
-    """One bake through the button's own calls; a dict of what the user and the bench see."""
+             mode: str | None = None, on_take=None) -> dict:
+    """One bake through the button's own calls; a dict of what the user and the bench see.
+    ``on_take(take, job)``, when given, also receives the Take and the bake.BakeJob (its request
+    holds the source clip and the height): ``./fatigue realism`` measures them."""
     import bpy
 
     from fatigued_takes.fatigue_addon import anim, backend, bake
@@ -113,6 +115,8 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
     take = backend.run_sync(run, None, None)
     job.timings["simulate"] = time.perf_counter() - t0
     report = bake.write(bpy.context, job, take)
+    if on_take is not None:
+        on_take(take, job)
     height = float(job.request.height)
     k = REPORT_HEIGHT / height
     source_clip = job.request.clip
@@ -138,8 +142,10 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
 
 
 def run_file(path: Path, conditions: list[str], seconds: float | None, update_fps: bool, log_dir: Path,
-             actions: list[str] | None = None, engine: str | None = None, mode: str | None = None) -> list[dict]:
-    """Every armature and action of one file, baked in every condition (rows of the report)."""
+             actions: list[str] | None = None, engine: str | None = None, mode: str | None = None,
+             on_take=None) -> list[dict]:
+    """Every armature and action of one file, baked in every condition (rows of the report).
+    ``on_take(row, condition, take, job)``, when given, receives every Take as it is baked."""
     import bpy
 
     addon = _addon()
@@ -164,7 +170,9 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
                        "status": "baked", "message": "", "conditions": {}}
                 try:
                     for condition in conditions:
-                        row["conditions"][condition] = bake_one(obj, action, condition, start, end, engine, mode)
+                        hook = None if on_take is None else (
+                            lambda take, job, c=condition: on_take(row, c, take, job))
+                        row["conditions"][condition] = bake_one(obj, action, condition, start, end, engine, mode, hook)
                     anim.assign_action(obj, action)
                     mapping = bake.resolve_mapping(obj, obj.fatigue_settings)
                     height = row["conditions"][conditions[0]]["height_m"] if conditions else 1.75

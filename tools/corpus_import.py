@@ -51,18 +51,25 @@ class CorpusFile:
         return self.rel
 
 
-def corpus_files(corpus: Path = CORPUS) -> list[CorpusFile]:
-    """Every file the corpus manifest lists (empty when the corpus is not beside this checkout)."""
-    manifest = corpus / "MANIFEST.json"
-    if not manifest.is_file():
+NEXT_MANIFEST = "MANIFEST.next.json"     # files added to the corpus later, same fields
+
+
+def corpus_files(corpus: Path = CORPUS, manifests: tuple[str, ...] = ("MANIFEST.json",)) -> list[CorpusFile]:
+    """Every file the corpus manifests list (empty when the corpus is not beside this checkout);
+    ``manifests``: which of them (add NEXT_MANIFEST for the later files; a missing one lists none)."""
+    if not (corpus / "MANIFEST.json").is_file():
         return []
     files = []
-    for entry in json.loads(manifest.read_text(encoding="utf-8"))["files"]:
-        rel = entry["path"]
-        ext = rel.lower().removesuffix(".gz").rsplit(".", 1)[-1]
-        fmt = {"bvh": "bvh", "fbx": "fbx", "glb": "gltf", "gltf": "gltf"}[ext]
-        files.append(CorpusFile(path=corpus / rel, rel=rel, fmt=fmt,
-                                humanoid=not Path(rel).name.startswith(NON_HUMANOID_PREFIX), meta=entry))
+    for name in manifests:
+        manifest = corpus / name
+        if not manifest.is_file():
+            continue
+        for entry in json.loads(manifest.read_text(encoding="utf-8"))["files"]:
+            rel = entry["path"]
+            ext = rel.lower().removesuffix(".gz").rsplit(".", 1)[-1]
+            fmt = {"bvh": "bvh", "fbx": "fbx", "glb": "gltf", "gltf": "gltf"}[ext]
+            files.append(CorpusFile(path=corpus / rel, rel=rel, fmt=fmt,
+                                    humanoid=not Path(rel).name.startswith(NON_HUMANOID_PREFIX), meta=entry))
     return files
 
 
