@@ -192,9 +192,15 @@ def bake_range(scene, settings) -> tuple[int, int]:
 
 def source_action(obj, settings):
     """The action to bake from: the assigned one, or the source of the take assigned (the last bake's,
-    or any action this extension wrote: a take is never baked again as if it were keyed motion)."""
+    or any action this extension wrote: a take is never baked again as if it were keyed motion), or,
+    with nothing assigned (the take deleted or unassigned), the last bake's source, kept on the muted
+    "Fatigue source" NLA track."""
     active = anim.active_action(obj)
     src = settings.source_action
+    if active is None:
+        track = obj.animation_data.nla_tracks.get(NLA_TRACK) if obj.animation_data is not None else None
+        kept = {s.action for s in track.strips if s.action is not None} if track is not None else set()
+        return src if src is not None else (kept.pop() if len(kept) == 1 else None)
     if active is not None and src is not None and active == settings.baked_action and src != active:
         return src
     tagged = active.get(TAKE_TAG) if active is not None else None

@@ -151,6 +151,33 @@ def test_the_source_action_is_never_modified(registered_addon):
     assert source.get("fatigued_take_of") is None
 
 
+@pytest.mark.parametrize("how", ["deleted", "unassigned", "deleted, settings without the source"])
+def test_a_rebake_after_the_take_is_deleted_bakes_its_known_source(registered_addon, how):
+    """The take deleted (or unassigned in the Action Editor) leaves the armature with no action:
+    the rebake said 'has no action: assign one' although its source is known and sits on the
+    muted 'Fatigue source' track.  Now it bakes that source again, into one take, one track
+    (found on the track where the settings no longer name it)."""
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    source = obj.animation_data.action
+    before = rigs.snapshot(source)
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    if how.startswith("deleted"):
+        bpy.data.actions.remove(bpy.data.actions["walk.fatigued"])
+    else:
+        obj.animation_data.action = None
+    if how.endswith("without the source"):
+        obj.fatigue_settings.source_action = None
+    assert obj.animation_data.action is None
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    report = json.loads(obj.fatigue_settings.last_report)
+    assert (report["source"], report["action"], obj.animation_data.action.name) == ("walk", "walk.fatigued",
+                                                                                    "walk.fatigued")
+    assert [t.name for t in obj.animation_data.nla_tracks] == ["Fatigue source"]
+    assert sorted(a.name for a in bpy.data.actions) == ["walk", "walk.fatigued"]
+    after = rigs.snapshot(source)
+    assert after.keys() == before.keys() and all(np.array_equal(after[k], before[k]) for k in before)
+
+
 # ============================================================================= operator arguments
 
 @pytest.mark.parametrize("kwargs, expected", [
