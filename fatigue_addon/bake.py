@@ -227,22 +227,33 @@ def _assigned(obj, action):
 
 # ============================================================================= schedule
 
-def _sample(curves: dict, obj, settings, prop: str, frames: np.ndarray) -> np.ndarray:
-    """Per-frame values of ``settings.<prop>``: its F-curve in the source action, else the value."""
+def _keyed(curves: dict, settings, prop: str, frames: np.ndarray, label: str, lo: float, hi: float,
+           lo_open=False) -> np.ndarray:
+    """Per-frame values of ``settings.<prop>``: its F-curve in the source action, else the value.
+    BakeInputError when one is not a number in range, naming the bad key at its own frame and value
+    (not the curve interpolated towards it at another frame) where a key is the cause."""
+    def bad(values):
+        return ~np.isfinite(values) | (values > hi) | ((values <= lo) if lo_open else (values < lo))
+
     fc = curves.get(f"fatigue_settings.{prop}")
     if fc is None:
-        return np.full(len(frames), float(getattr(settings, prop)))
-    ev = fc.evaluate
-    return np.fromiter((ev(f) for f in frames.tolist()), dtype=np.float64, count=len(frames))
-
-
-def _check_finite(label: str, values: np.ndarray, frames: np.ndarray, lo: float, hi: float, lo_open=False):
-    bad = ~np.isfinite(values) | (values > hi) | ((values <= lo) if lo_open else (values < lo))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        rng = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
-        raise BakeInputError(f"{label} is {values[i]!r} at frame {int(frames[i])}: key a number in {rng} "
-                             f"there (Graph Editor) or in the Fatigue panel")
+        values = np.full(len(frames), float(getattr(settings, prop)))
+    else:
+        ev = fc.evaluate
+        values = np.fromiter((ev(f) for f in frames.tolist()), dtype=np.float64, count=len(frames))
+    wrong = bad(values)
+    if not wrong.any():
+        return values
+    i = int(np.flatnonzero(wrong)[0])
+    shown, frame = repr(values[i]), f"{int(frames[i])}"
+    keys = np.array([tuple(k.co) for k in fc.keyframe_points] if fc is not None else [], dtype=np.float64)
+    culprits = keys.reshape(-1, 2)[bad(keys.reshape(-1, 2)[:, 1])]
+    if len(culprits):                      # the bad key nearest the first bad frame
+        key_frame, key_value = culprits[int(np.argmin(np.abs(culprits[:, 0] - frames[i])))]
+        shown, frame = str(np.float32(key_value)), f"{key_frame:g}"
+    rng = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
+    raise BakeInputError(f"{label} is {shown} at frame {frame}: key a number in {rng} there (Graph Editor) or in "
+                         f"the Fatigue panel")
 
 
 def settings_curves(obj, source):
@@ -277,29 +288,23 @@ def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: fl
     parts = proxy.dof_body_parts()
     mult = {}
     for part in BODY_PARTS:
-        m = _sample(curves, obj, settings, f"fitness_{part}", f)
-        _check_finite(f"{part.capitalize()} fitness multiplier", m, f, 0.0, 10.0)
-        mult[part] = m
+        mult[part] = _keyed(curves, settings, f"fitness_{part}", f, f"{part.capitalize()} fitness multiplier",
+                            0.0, 10.0)
     M = np.stack([mult[p] for p in parts], axis=1)                     # (frames, dofs)
-    ts = _sample(curves, obj, settings, "time_scale", f)
-    _check_finite("Fatigue speed-up", ts, f, 0.0, 10000.0, lo_open=True)
+    ts = _keyed(curves, settings, "time_scale", f, "Fatigue speed-up", 0.0, 10000.0, lo_open=True)
     init = float(settings.initial_fatigue)
     if not (math.isfinite(init) and 0.0 <= init < 1.0):
         raise BakeInputError(f"Starting fatigue is {init!r}: set a number from 0 to 0.95 in the Fatigue panel")
     try:
         if settings.preset == "CUSTOM":
-            F = _sample(curves, obj, settings, "F", f)
-            R = _sample(curves, obj, settings, "R", f)
-            r = _sample(curves, obj, settings, "r", f)
-            _check_finite("F (fatigue rate)", F, f, 0.0, MAX_RATE, lo_open=True)
-            _check_finite("R (recovery rate)", R, f, 0.0, MAX_RATE, lo_open=True)
-            _check_finite("r (rest multiplier)", r, f, 0.0, MAX_RATE, lo_open=True)
+            F = _keyed(curves, settings, "F", f, "F (fatigue rate)", 0.0, MAX_RATE, lo_open=True)
+            R = _keyed(curves, settings, "R", f, "R (recovery rate)", 0.0, MAX_RATE, lo_open=True)
+            r = _keyed(curves, settings, "r", f, "r (rest multiplier)", 0.0, MAX_RATE, lo_open=True)
             # a body part's multiplier m > 1 makes it fitter: tires m times slower, recovers m times faster
             Md = np.maximum(M, 1e-3)
             return rschedule.from_parameters((F * ts)[:, None] / Md, (R * ts)[:, None] * Md, r, fps,
                                              initial_fatigue=init)
-        fit = _sample(curves, obj, settings, "fitness", f)
-        _check_finite("Fitness", fit, f, 0.0, 1.0)
+        fit = _keyed(curves, settings, "fitness", f, "Fitness", 0.0, 1.0)
         fit_dof = np.clip(fit[:, None] * M, 0.0, 1.0)
         if np.all(ts == ts[0]):
             return rschedule.from_fitness(fit_dof, fps, float(ts[0]), init)

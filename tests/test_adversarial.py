@@ -255,6 +255,25 @@ def test_meaningless_input_is_refused_in_one_line(registered_addon, case):
     nothing_written(obj, source_name=source)
 
 
+@pytest.mark.parametrize("value, shown", [(float("inf"), "3.4028235e+38"), (float("-inf"), "-3.4028235e+38"),
+                                          (float("nan"), "nan"), (7.0, "7.0")])
+def test_a_bad_fitness_key_is_named_at_its_own_frame(registered_addon, value, shown):
+    """Fitness keyed 0.8, 0.4, 0.3 at frames 1, 12, 20, the middle key typed as inf (Blender keeps
+    the largest float): it was reported as the curve's value at another frame ('Fitness is
+    2.5565909961464793e+35 at frame 2'); now the key itself, at its own frame."""
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    s = obj.fatigue_settings
+    for frame, fitness in ((1, 0.8), (12, 0.4), (20, 0.3)):
+        s.fitness = fitness
+        obj.keyframe_insert("fatigue_settings.fitness", frame=frame)
+    fc = next(fc for fc in fcurves(obj.animation_data.action) if fc.data_path == "fatigue_settings.fitness")
+    fc.keyframe_points[1].co[1] = value
+    msg = one_line_error(lambda: bpy.ops.fatigue.bake_take())
+    assert msg == (f"Fitness is {shown} at frame 12: key a number in [0, 1] there (Graph Editor) or in the "
+                   f"Fatigue panel"), msg
+    nothing_written(obj)
+
+
 @pytest.mark.parametrize("rotation", [(0.0, 0.0, 2.0), (0.3, 2.0, 1.0), (3.1, 0.0, 0.0)])
 def test_sides_are_judged_whatever_the_object_s_rotation(registered_addon, rotation):
     """Left and right come from the skeleton itself: a right mapping passes and a swapped one is
