@@ -29,7 +29,8 @@ WORLD_UP = np.array([0.0, 0.0, 1.0])
 ROOT_TO_CHEST = 0.944604
 CHEST_TO_NECK = 0.895576
 SPEED_WINDOW_S = 1.2        # a stride or more: the root's sway from step to step averages out
-MIN_CONTACT_FRAMES = 2      # a foot down (or up) for fewer frames is a flicker, not a step
+MIN_CONTACT_S = 0.1         # a foot down (or up) for less is a flicker (a sampled body's chatter), not a step:
+                            # a stance or a swing lasts 0.2 s or more even in a sprint
 UPRIGHT_DEG = 45.0          # a trunk within this of vertical is upright (not crawling, flipping, lying)
 TRAVEL_WINDOW_S = 2.0       # a couple of strides: how far a clip gets in this long says whether it travels
 
@@ -142,7 +143,7 @@ def reach(root_pos: np.ndarray) -> float:
     return float(np.linalg.norm(root_pos[:, :2] - root_pos[0, :2], axis=1).max())
 
 
-def _debounced(down: np.ndarray, frames: int = MIN_CONTACT_FRAMES) -> np.ndarray:
+def _debounced(down: np.ndarray, frames: int) -> np.ndarray:
     """A foot-contact series without runs shorter than ``frames`` (flickers of either state)."""
     out = down.copy()
     for state in (False, True):          # fill short lifts, then drop short touches
@@ -164,9 +165,10 @@ def touchdowns(take: Take) -> list[tuple[int, int]]:
     """(frame, leg) of every touchdown while the take performs the source (0 right, 1 left; the
     order of ``take.contacts``), in time order."""
     moving = metrics.moving_frames(take)
+    shortest = max(2, int(round(MIN_CONTACT_S * take.fps)))
     out = []
     for leg in range(take.contacts.shape[1]):
-        down = _debounced(np.asarray(take.contacts[:, leg], dtype=bool))
+        down = _debounced(np.asarray(take.contacts[:, leg], dtype=bool), shortest)
         for t in np.flatnonzero(down[1:] & ~down[:-1]) + 1:
             if moving[t]:
                 out.append((int(t), leg))

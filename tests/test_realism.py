@@ -56,6 +56,14 @@ def test_a_root_moving_at_one_metre_a_second_progresses_at_one_metre_a_second():
     assert gait.touchdowns(take)[:3] == [(15, 1), (30, 0), (45, 1)]
 
 
+def test_a_foot_that_chatters_on_the_floor_takes_no_extra_steps():
+    take = synthetic_take(speed=1.0)
+    steady = (gait.stride_length(take), gait.cadence(take))
+    take.contacts[3:15:2, 0] = False          # the right foot flickers off the floor in its stance
+    take.contacts[20:28:2, 0] = True          # and touches for a frame in its swing
+    assert (gait.stride_length(take), gait.cadence(take)) == steady
+
+
 def test_a_rest_is_not_progression_and_counts_per_10_s_of_source():
     take = synthetic_take(frames=151, speed=1.0)
     # frames 60-90 stand still, showing the same moment of the source (a rest)

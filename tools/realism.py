@@ -517,10 +517,11 @@ def summarise(records: list[dict], conditions: list[str]) -> dict:
 def summary_lines(s: dict) -> list[str]:
     pct = "-" if s["direction_right_pct"] is None else f"{s['direction_right_pct']:.0f} %"
     by_c = ", ".join(f"{c} {v['right']}/{v['of']}" for c, v in s["by_condition"].items())
+    by_e = "; ".join(f"{k} {v['right']}/{v['of']}" for k, v in s["by_expectation"].items() if v["of"])
     lines = [f"direction right on {pct} ({s['direction_right']}/{s['directions']}) of the applicable reference "
-             f"directions ({by_c}); finished {s['finished']}/{s['takes']} takes; "
+             f"directions ({by_c or 'no tired condition'}); finished {s['finished']}/{s['takes']} takes; "
              f"falls: {', '.join(s['falls']) if s['falls'] else 'none'}",
-             "  by expectation: " + "; ".join(f"{k} {v['right']}/{v['of']}" for k, v in s["by_expectation"].items() if v["of"]),
+             f"  by expectation: {by_e or '-'}",
              f"  head-chest bend p95 over {BEND_LIMIT_DEG:g} deg where the source stays below: "
              + (", ".join(s["bend_over_limit"]) if s["bend_over_limit"] else "none")]
     if s["not_finished"]:
