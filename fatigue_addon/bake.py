@@ -39,6 +39,8 @@ MAX_STRETCH = 3.0        # runtime.simulate.MAX_STRETCH: a take is at most this 
 MAX_RATE = 1000.0        # runtime.fatigue.MAX_RATE
 BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary
 BODY_PARTS = proxy.BODY_PARTS
+OVERRIDE_NOTE = ("'{}' is a library override: its take has no per-bone fatigue curves or heat colour (an override "
+                 "keeps no new custom properties when the file is saved)")
 FEET_ONLY = "its feet: balance simulated"   # runtime.floor.Support.described() when the feet carry the whole clip
 
 
@@ -328,6 +330,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         raise BakeInputError("No active object: select the character's armature")
     if obj.type != "ARMATURE":
         raise BakeInputError(f"'{obj.name}' is a {obj.type.lower()}, not an armature: select the character's armature")
+    checks.check_editable(obj)
     overrides = options.settings_overrides(obj.fatigue_settings)
     settings = _SettingsView(obj.fatigue_settings, overrides)
     if settings.mode == "TORQUE" and options.engine is not None and backend.engine_name(options.engine) == "pybullet":
@@ -380,6 +383,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=([name_note] if name_note else []) + size_notes + list(info.warnings)
+                   + ([OVERRIDE_NOTE.format(obj.name)] if obj.override_library is not None else [])
                    + list(plan.notes if plan is not None else ()),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
                    backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
@@ -426,7 +430,7 @@ def owns(action, obj, source) -> bool:
     action a bake may replace (an action the user made or copied, a take of another armature
     sharing the source, or of another source, is never written into).  A take from before the
     armature tag is ``obj``'s when ``obj``, and no other object, names it as its last bake."""
-    if action.get(TAKE_TAG) != source.name:
+    if action.get(TAKE_TAG) != source.name or action.library is not None:     # a linked take is never saved
         return False
     if action.get(TAKE_ARMATURE) is not None:
         return action.get(TAKE_ARMATURE) == obj.name
@@ -452,7 +456,9 @@ def resolve_take_name(obj, source, wanted: str | None = None) -> tuple[str, str 
     own = sorted(a.name for a in bpy.data.actions if pattern.fullmatch(a.name) and owns(a, obj, source))
     name = own[0] if own else next(f"{stem}.{i:03d}" for i in range(1, 10000)
                                    if bpy.data.actions.get(f"{stem}.{i:03d}") is None)
-    if held.get(TAKE_TAG) is None:
+    if held.library is not None:
+        why = f"linked from '{held.library.name}' (a bake into it would not be saved)"
+    elif held.get(TAKE_TAG) is None:
         why = "an action of yours, not a fatigued take"
     elif held.get(TAKE_TAG) != source.name:
         why = f"the take of another source ('{held.get(TAKE_TAG)}')"
@@ -586,7 +592,9 @@ def write(context, job: BakeJob, take) -> dict:
     curves = joint_curves(take)
     extra = []
     bones_with_curves = []
-    if settings.write_curves:
+    overridden = obj.override_library is not None     # keeps no new custom property or mapping row (OVERRIDE_NOTE)
+    write_curves = settings.write_curves and not overridden
+    if write_curves:
         for key, (fat, cap) in curves.items():
             bone = job.mapping.get(key)
             if not bone:
@@ -612,9 +620,9 @@ def write(context, job: BakeJob, take) -> dict:
             undo.append(lambda a=action: bpy.data.actions.remove(a))
         _keep_source_in_nla(obj, source, undo)
         anim.assign_action(obj, action)
-        if settings.write_curves and settings.heat_modifier:
+        if write_curves and settings.heat_modifier:
             meshes = heat.apply(obj, bones_with_curves, heat.skinned_meshes(obj), settings.heat_material, undo)
-        if not settings_mapping(settings):
+        if not settings_mapping(settings) and not overridden:
             store_mapping(settings, job.mapping)
         settings.source_action = source
         settings.baked_action = action

@@ -16,6 +16,7 @@ def check_armature(obj, scene, frame_range=None) -> dict:
         raise BakeInputError("No active object: select the character's armature")
     if obj.type != "ARMATURE":
         raise BakeInputError(f"'{obj.name}' is a {obj.type.lower()}, not an armature: select the character's armature")
+    check_editable(obj)
     bones = obj.data.bones
     if len(bones) == 0:
         raise BakeInputError(f"Armature '{obj.name}' has no bones: add a skeleton or pick another armature")
@@ -39,6 +40,20 @@ def check_armature(obj, scene, frame_range=None) -> dict:
         "frames": (start, end),
         "fps": scene.render.fps / scene.render.fps_base,
     }
+
+
+def check_editable(obj) -> None:
+    """Refuse an armature whose take would not be saved: one linked from another file (Blender
+    saves none of its changes: the take would be orphaned), or a library override that is not
+    editable.  An editable library override bakes (see bake.write)."""
+    if obj.library is not None:
+        raise BakeInputError(f"Armature '{obj.name}' is linked from '{obj.library.name}' and its take would be lost "
+                             f"when the file is saved: make a library override (Object > Library Override > Make) "
+                             f"and bake that")
+    override = obj.override_library
+    if override is not None and (override.is_system_override or not getattr(obj, "is_editable", True)):
+        raise BakeInputError(f"Armature '{obj.name}' is a library override that is not editable: make it editable "
+                             f"(select it, Object > Library Override > Make) and bake again")
 
 
 # ============================================================================= input that would bake nonsense

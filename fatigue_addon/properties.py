@@ -24,12 +24,23 @@ def _apply_preset(settings, _context):
     settings.initial_fatigue = p.initial_fatigue
 
 
+def _overridable(cls):
+    """Every property of ``cls`` also on a library override (Object > Library Override > Make):
+    editable there, and kept when the file is saved (an override keeps only what may be overridden)."""
+    for prop in cls.__annotations__.values():
+        if prop.function is not bpy.props.CollectionProperty:
+            prop.keywords["override"] = {"LIBRARY_OVERRIDABLE"}
+    return cls
+
+
+@_overridable
 class FatigueBoneMapItem(bpy.types.PropertyGroup):
     """One row of the rig mapping: a proxy joint key and the armature bone that drives it."""
     key: bpy.props.StringProperty(name="Key", description="Proxy joint key (pelvis, chest, left_knee, ...)")
     bone: bpy.props.StringProperty(name="Bone", description="The armature's bone for this joint")
 
 
+@_overridable
 class FatigueSettings(bpy.types.PropertyGroup):
     mode: bpy.props.EnumProperty(
         name="Mode",
@@ -179,7 +190,7 @@ classes = (FatigueBoneMapItem, FatigueSettings)
 def register():
     for cls in classes:
         bpy.utils.register_class(cls)
-    bpy.types.Object.fatigue_settings = bpy.props.PointerProperty(type=FatigueSettings)
+    bpy.types.Object.fatigue_settings = bpy.props.PointerProperty(type=FatigueSettings, override={"LIBRARY_OVERRIDABLE"})
     bpy.types.WindowManager.fatigue_bake_status = bpy.props.StringProperty(
         name="Bake status", default="", options={"SKIP_SAVE"})
 

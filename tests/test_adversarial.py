@@ -547,6 +547,85 @@ def test_batch_failures_are_one_line_with_a_log_beside_the_output(shot, tmp_path
     assert all(np.array_equal(co, b["walk.fatigued"][k]) for k, co in take.items())
 
 
+# ============================================================================= linked characters
+
+def _link(path: Path, name: str = "Mixamo"):
+    """The armature ``name`` linked from ``path`` into this file's scene, active."""
+    with bpy.data.libraries.load(str(path), link=True) as (_src, dst):
+        dst.objects = [name]
+    obj = dst.objects[0]
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    return obj
+
+
+LINKED_REFUSALS = {
+    "linked": "Armature 'Mixamo' is linked from 'shot.blend' and its take would be lost when the file is saved: "
+              "make a library override (Object > Library Override > Make) and bake that",
+    "a library override that is not editable": "Armature 'Mixamo' is a library override that is not editable: make "
+                                               "it editable (select it, Object > Library Override > Make) and bake again",
+}
+
+
+@pytest.mark.parametrize("case", list(LINKED_REFUSALS))
+def test_a_linked_armature_is_refused_in_one_line(registered_addon, shot, case):
+    """A character linked from another .blend baked FINISHED and lost its take on save (Blender
+    saves none of a linked object's changes: the take was orphaned); now refused, naming the fix."""
+    obj = _link(shot)
+    if case != "linked":
+        obj = obj.override_create(remap_local_usages=True)
+        obj.override_library.is_system_override = True
+        bpy.context.view_layer.objects.active = obj
+    msg = one_line_error(lambda: bpy.ops.fatigue.bake_take())
+    assert msg == LINKED_REFUSALS[case], msg
+    assert [a.name for a in bpy.data.actions] == ["walk"] and obj.animation_data.action.name == "walk"
+    assert obj.fatigue_settings.last_report == "" and len(obj.animation_data.nla_tracks) == 0
+
+
+@pytest.mark.parametrize("library", ["as keyed", "baked"])
+def test_a_bake_on_a_library_override_survives_save_and_reopen(registered_addon, shot, tmp_path, library):
+    """The fix the refusal names: a library override of the linked character bakes, and its take,
+    source track and report are there after saving and reopening, as is a rebake then.  It failed
+    'unexpectedly' (the rig mapping cannot grow on an override).  A take linked with the character
+    (its library was baked) is never written into: it would not be saved either."""
+    lib = shot
+    if library == "baked":
+        bpy.ops.wm.open_mainfile(filepath=str(shot))
+        assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+        lib = tmp_path / "baked.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(lib))
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+    obj = _link(lib).override_create(remap_local_usages=True)
+    bpy.context.view_layer.objects.active = obj
+    linked_take = {a.name: rigs.snapshot(a) for a in bpy.data.actions if a.name == "walk.fatigued"}
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    take = "walk.fatigued" if library == "as keyed" else "walk.fatigued.001"
+    report = json.loads(obj.fatigue_settings.last_report)
+    assert (report["action"], report["source"]) == (take, "walk")
+    assert "'Mixamo' is a library override: its take has no per-bone fatigue curves or heat colour" in \
+        report["warnings"][-1], report["warnings"]
+    keys = rigs.snapshot(obj.animation_data.action)
+    assert len(keys) > 50
+    path = tmp_path / "override.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    obj = bpy.data.objects["Mixamo"]
+    action = obj.animation_data.action
+    assert obj.override_library is not None and action.name == take and action.library is None
+    after = rigs.snapshot(action)
+    assert after.keys() == keys.keys() and all(np.array_equal(after[k], keys[k]) for k in keys)
+    assert [(t.name, t.mute, [s.action.name for s in t.strips]) for t in obj.animation_data.nla_tracks] == \
+        [("Fatigue source", True, ["walk"])]
+    s = obj.fatigue_settings
+    assert s.baked_action == action and s.source_action.name == "walk" and json.loads(s.last_report)["action"] == take
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}                 # a rebake replaces its own take
+    assert obj.animation_data.action.name == take and [a.name for a in bpy.data.actions if a.library is None] == [take]
+    for name, before in linked_take.items():                            # the library's take, untouched
+        linked = next(a for a in bpy.data.actions if a.name == name and a.library is not None)
+        now = rigs.snapshot(linked)
+        assert now.keys() == before.keys() and all(np.array_equal(now[k], before[k]) for k in before)
+
+
 # ============================================================================= an interrupted batch
 
 STALLING_PYTHON = """#!/bin/sh
