@@ -340,8 +340,9 @@ def _crashed(spec: dict, returncode: int, stdout: str, stderr: str) -> dict:
 
 def _run_chain(chain: list[dict], report, stop: _Stop) -> list[dict]:
     """The takes of one file, one after the other, each reading the temporary file the previous
-    good one saved.  The output file appears (one rename) only once every take of it has run: an
-    interrupted chain leaves no file that misses a take, and no temporary file."""
+    good one saved.  The output file appears (one rename) only once every take of it has run, and
+    not after an interrupt: an interrupted chain leaves no file that misses a take, and no
+    temporary file."""
     results = []
     read_from = Path(chain[0]["file"])
     kept = None                 # the temporary file holding every good take so far
@@ -362,9 +363,9 @@ def _run_chain(chain: list[dict], report, stop: _Stop) -> list[dict]:
         return results
     out = Path(chain[0]["out_file"])
     problem = None
-    if any(r["status"] in NOT_DONE for r in results):
-        problem = "interrupted", (f"baked, but not written: the batch was interrupted ({stop.name}) before every "
-                                  f"take of {Path(chain[0]['file']).name} was done")
+    if stop.event.is_set():           # nothing is written after an interrupt, not even a complete file
+        problem = "interrupted", (f"baked, but not written: the batch was interrupted ({stop.name}) before "
+                                  f"{out.name} was written")
     else:
         try:
             os.replace(kept, out)
