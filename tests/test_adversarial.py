@@ -13,9 +13,12 @@ bake, and one that is found gets fixed: they check what the user sees when the u
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -658,9 +661,6 @@ def _interrupted_batch(tmp_path, shot, names, pattern, stalled, args, send):
     script = tmp_path / "run_cli.py"
     script.write_text(RUN_CLI.format(tools=str(ROOT / "tools"), python=str(python)))
     summary = tmp_path / "summary.json"
-    import os
-    import time
-
     proc = subprocess.Popen([sys.executable, str(script), *[str(ins / n) for n in names], "--out", str(out),
                              "--summary", str(summary), *args], cwd=str(ROOT), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -683,11 +683,19 @@ def _interrupted_batch(tmp_path, shot, names, pattern, stalled, args, send):
         for pid in alive:              # what an unfixed batch leaves running
             os.kill(pid, 9)
     assert not alive, "a stalled take outlived the batch"
-    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if str(tmp) in p.read_text(errors="replace")
-                if p.exists()], "a take process outlived the batch"
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if str(tmp) in _read(p)], \
+        "a take process outlived the batch"
     assert not list(tmp.iterdir()), "the batch left temporary files"
     assert "Traceback" not in stdout + stderr, stdout + stderr
     return proc, stdout, stderr, out, summary
+
+
+def _read(path: Path) -> str:
+    """A file that may vanish while read (a process's cmdline): its text, or ''."""
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def _takes(summary: Path) -> dict:
@@ -699,8 +707,6 @@ def test_a_batch_stopped_by_sigterm_writes_no_partial_file_and_a_summary(shot, t
     it left final-named files holding some variants, no summary and a log blaming
     BrokenPipeError.  Now: no file, no temporary file, no log, every take in the summary with
     what became of it, one line saying it was interrupted, exit 143."""
-    import signal
-
     proc, stdout, stderr, out, summary = _interrupted_batch(
         tmp_path, shot, ["a.blend", "b.blend"], """'"variant": "average"'""", 2,
         ["--variants", "fresh,average,exhausted", "--jobs", "2"], lambda p: p.send_signal(signal.SIGTERM))
@@ -727,9 +733,6 @@ def test_ctrl_c_on_a_batch_stops_it_in_one_line(shot, tmp_path):
     """Ctrl-C (SIGINT to the terminal's process group) while the second of three files bakes:
     it printed a KeyboardInterrupt traceback, wrote no summary and still baked and wrote the third
     file after the interrupt.  Now the first file is written, nothing after, exit 130."""
-    import os
-    import signal
-
     proc, stdout, stderr, out, summary = _interrupted_batch(
         tmp_path, shot, ["c.blend", "a.blend", "b.blend"], """'/a.blend"'""", 1, [],
         lambda p: os.killpg(p.pid, signal.SIGINT))
