@@ -430,7 +430,8 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     its servos applied at every step, and its samples are capped by its residual capacity at
     the window's start.  Tired, the clip plays slower and holds still to rest (sampled_reference.
     Clock); tired joints yield to their loads by ``effort_economy`` (effort.PathGive); the take
-    lasts at most ``max_stretch`` times the clip (event "stopped" if cut short)."""
+    lasts at most ``max_stretch`` times the clip (event "stopped" if cut short) and ends where the
+    clip does."""
     s = settings or SamconSettings()
     wall0 = _time.perf_counter()
     duration = clip.duration if seconds is None else (seconds if clip.loop else min(seconds, clip.duration))
@@ -555,6 +556,17 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     tracked = len(qs) - 1
     frame_times = np.arange(int(math.floor(tracked * dt * clip.fps + 1e-9)) + 1) / clip.fps
     at = np.minimum(np.round(frame_times / dt).astype(int), tracked)
+    shown = np.array(phases)[at]
+    events = list(clock.events)
+    # The take ends where its source does.  The search plays whole windows, and on past the end
+    # the clip's last pose held: a 2-frame source gave a 13-frame take "at x1.00 tempo".  Its last
+    # frame is the first to show the end, within the physics step the frame grid rounds to; what
+    # came after (a stop at the length limit, a fall) is not part of it.
+    ends = np.flatnonzero(shown >= duration - dt)
+    if len(ends):
+        at, shown = at[:ends[0] + 1], shown[:ends[0] + 1].copy()
+        shown[-1] = duration
+        events = [e for e in events if e.time < (len(at) - 1) / clip.fps - 1e-9]
     q = np.array([qs[i] for i in at])
     torques = np.array(torques)
     fatigue = ({k: np.array([snapshots[i][k] for i in at]) for k in snapshots[0]} if snapshots is not None else None)
@@ -563,4 +575,4 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
                         wall_seconds=_time.perf_counter() - wall0, simulated_steps=steps, threads=threads, costs=costs,
                         torque=torques[at], peak_torque=np.abs(torques).max(axis=0), fatigue=fatigue,
                         com=np.array(coms)[at], fps=clip.fps, tau_max=tau_max,
-                        height=height, reference_time=np.array(phases)[at], events=list(clock.events))
+                        height=height, reference_time=shown, events=events)

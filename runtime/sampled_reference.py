@@ -105,7 +105,8 @@ class SampledReference:
 
     def end(self, x: float, tempo: float) -> WindowEnd:
         """The features at position ``x`` for a body playing the clip at ``tempo``.  The centre of
-        mass's velocity is taken over a window either side (one-sided at the clip's ends)."""
+        mass's velocity is taken over a window either side (one-sided at the clip's ends, over
+        the whole clip where it is one window long)."""
         x = float(self.clamp(x))
         at = np.array([x])
         root = self._at(self.rot, at)[0]
@@ -113,7 +114,9 @@ class SampledReference:
             root = root / math.sqrt(float(root @ root))
         h = self.window_steps * self.dt
         n = self.window_steps
-        if x - n < 0.0:
+        if x - n < 0.0 and x + n > self.total:      # a clip of one window: over all of it
+            vel = (self.com[-1] - self.com[0]) / (self.total * self.dt)
+        elif x - n < 0.0:
             vel = (self._at(self.com, np.array([x + n]))[0] - self._at(self.com, at)[0]) / h
         elif x + n > self.total:
             vel = (self._at(self.com, at)[0] - self._at(self.com, np.array([x - n]))[0]) / h

@@ -81,6 +81,12 @@ class Take:
     def fell(self) -> bool:
         return any(e["kind"] == "fall" for e in self.events)
 
+    @property
+    def finished(self) -> bool:
+        """Whether the take played its source to the end: it neither fell (a fall ends a take
+        where it happens) nor was stopped at the length limit."""
+        return not any(e["kind"] in ("fall", "stopped") for e in self.events)
+
     def played_slower(self, factor: float, note: str) -> "Take":
         """This take (of a clip played ``factor`` times faster: Clip.played_faster) back on the
         clip's own timeline: the same frames, ``factor`` times longer apart; ``note`` says why."""
