@@ -48,6 +48,7 @@ HAND_LINKS = ("right_wrist", "left_wrist")
 SEATED_PELVIS = 0.8         # a pelvis below this share of its straight-legged standing height can sit
 HOLD_STILL = 0.1            # m/s (1.62 m body): a foot on a box or a hand on a bar holds still
 SLOW_FALL = 0.25            # a centre of mass outside its support falling slower than this share of a pendulum's is held
+NEAR_FLOOR = 0.2            # m (1.62 m body): a hand, knee, back or head this near the floor may be on it (see reaching)
 PARENT = {"chest": "root", "neck": "chest", "right_shoulder": "chest", "left_shoulder": "chest",
           **{f"{side}_{child}": f"{side}_{parent}" for side in ("right", "left")
              for child, parent in (("knee", "hip"), ("ankle", "knee"), ("elbow", "shoulder"), ("wrist", "elbow"))},
@@ -128,17 +129,21 @@ def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
     return kinematics.sustained(out, n)
 
 
-def raised_feet(ck, com_acc: np.ndarray, hanging: np.ndarray, scale: float = 1.0) -> np.ndarray:
+def raised_feet(ck, com_acc: np.ndarray, hanging: np.ndarray, scale: float = 1.0,
+                elsewhere: np.ndarray | None = None) -> np.ndarray:
     """(T, 2) feet standing on something above the floor that the clip does not show (a step, a
     box, a stage): for at least RAISED_SECONDS nothing touches the floor, yet the centre of mass
     does not fall (its vertical acceleration stays above -RAISED_FALL * g); the lower foot, and
     the other where it is as low, carries the body then, unless it hangs (``hanging``: the
-    hanging_hands of the same clip).
+    hanging_hands of the same clip) or ``elsewhere`` ((T,): a hand or knee reaching the floor, a
+    flight in slow motion; see find_support) says what it is.
 
     Why: the floor is one level per clip, found where the feet return to.  A walk that began on
     a box 0.2 m high started in the air, dropped, and fell within 0.4 s, fresh.  A foot that
     stands on something holds still there; one that moves is in a flight (see slow_flight)."""
     carried = _carried_off_the_floor(ck, com_acc) & ~hanging.any(axis=1)
+    if elsewhere is not None:
+        carried &= ~elsewhere
     lowest = ck.sole[..., 2].min(axis=2)                                   # (T, 2)
     low = carried[:, None] & (lowest <= lowest.min(axis=1, keepdims=True) + RAISED_LEVEL * scale)
     return low & _mostly_still(carried, low & _held_still(ck.sole.min(axis=2), ck.fps, scale))[:, None]
@@ -155,6 +160,40 @@ def hanging_hands(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
     return carried[:, None] & above
 
 
+def near_the_floor(ck, scale: float = 1.0) -> np.ndarray:
+    """(T, L) the links besides the feet whose joint (a wrist, an elbow, a knee, the pelvis, the
+    waist, the neck) is within NEAR_FLOOR of the floor.  (Their joints, not their centres: a
+    standing shin's centre is 0.26 m up, its knee 0.45 m.)"""
+    low = ck.joint_pos[..., 2] - ck.floor_height < NEAR_FLOOR * scale
+    low[:, [ck.link_names.index(n) for n in proxy.FOOT_LINKS]] = False
+    return low
+
+
+def reaching(ck, com_acc: np.ndarray, hanging: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """(T, L) links that hold the body up on the floor though the contact test misses them: for at
+    least RAISED_SECONDS no foot is down, the centre of mass does not fall (as in raised_feet) and
+    a hand, knee, back or head is on the floor or near_the_floor, not hanging (``hanging``:
+    hanging_hands), and nothing of it stays on the floor that long (the floor work the contact
+    test finds); the links near the floor where nothing touches it.
+
+    Why: a cartwheel or a handstand whose hands a retarget leaves a few centimetres above the
+    floor (an actor's arms longer than the proxy's) has, for the contact test, nothing on the
+    floor and a body that does not fall: it was called slow motion (a fifth of a cartwheel's
+    frames) and the animator told to re-import at another frame rate; its hands grazing the floor
+    for a tenth of a second, it was balanced on feet that were in the air.  A flight has nothing of
+    the body near the floor; this body is on its hands."""
+    near = near_the_floor(ck, scale)
+    touching = ck.non_foot_touching()
+    n = max(1, int(round(RAISED_SECONDS * ck.fps)))
+    held = kinematics.sustained(~ck.foot_contact.any(axis=1) & (com_acc[:, 2] > -RAISED_FALL * GRAVITY)
+                                & (touching | near.any(axis=1)) & ~hanging.any(axis=1), n)
+    found = kinematics.sustained(touching, n)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], held.astype(np.int8), [0]])))
+    for a, b in zip(edges[0::2], edges[1::2]):
+        held[a:b] = not found[a:b].any()
+    return (held & ~touching)[:, None] & near
+
+
 def slow_flight(ck, com_acc: np.ndarray, raised: np.ndarray, hanging: np.ndarray) -> np.ndarray:
     """(T,) frames of a flight slower than gravity allows: carried off the floor as in raised_feet,
     between two touches of the floor, standing on nothing that holds still and hanging from
@@ -164,9 +203,10 @@ def slow_flight(ck, com_acc: np.ndarray, raised: np.ndarray, hanging: np.ndarray
     return _carried_off_the_floor(ck, com_acc) & ~raised.any(axis=1) & ~hanging.any(axis=1)
 
 
-def slow_stance(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
+def slow_stance(ck, com_acc: np.ndarray, scale: float = 1.0, near: np.ndarray | None = None) -> np.ndarray:
     """(T,) frames of standing that gravity would not allow: for at least HELD_SECONDS the centre
-    of mass lies more than OUTSIDE_SUPPORT outside everything touching the floor, at standing
+    of mass lies more than OUTSIDE_SUPPORT outside everything touching the floor (and the links
+    ``near`` it, (T, L): a hand a retarget left above the floor still leans on it), at standing
     height (not seated: held_elsewhere), yet it accelerates away from its support at less than
     SLOW_FALL of what an inverted pendulum would (g d / h).  A walk played slower than it was
     performed lingers outside its stance foot like this; a real one falls onto the next foot
@@ -175,7 +215,7 @@ def slow_stance(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
     out = np.zeros(frames, dtype=bool)
     standing = ~pelvis_lowered(ck)
     for t in np.flatnonzero(standing).tolist():
-        support = _support_points(ck, t)
+        support = _support_points(ck, t, None if near is None else near[t])
         if not len(support):
             continue
         d = outside_support(ck.com[t, :2], support)
@@ -188,11 +228,13 @@ def slow_stance(ck, com_acc: np.ndarray, scale: float = 1.0) -> np.ndarray:
     return kinematics.sustained(out, max(1, int(round(HELD_SECONDS * ck.fps))))
 
 
-def _support_points(ck, t: int) -> np.ndarray:
-    """(N, 2) what touches the floor at frame t: the sole corners of feet in contact, other links."""
+def _support_points(ck, t: int, near: np.ndarray | None = None) -> np.ndarray:
+    """(N, 2) what touches the floor at frame t: the sole corners of feet in contact, other links
+    (and those ``near``, (L,), it)."""
     feet = {ck.link_names.index(n) for n in proxy.FOOT_LINKS}
     parts = [ck.sole[t, k, :, :2] for k in range(2) if ck.foot_contact[t, k]]
-    others = [i for i in np.flatnonzero(ck.touching[t]).tolist() if i not in feet]
+    on = ck.touching[t] if near is None else ck.touching[t] | near
+    others = [i for i in np.flatnonzero(on).tolist() if i not in feet]
     if others:
         parts.append(ck.link_pos[t, others, :2])
     return np.concatenate(parts) if parts else np.zeros((0, 2))
@@ -250,6 +292,7 @@ class Support:
     raised: np.ndarray            # (T, 2) feet on an unseen step or box (raised_feet)
     hanging: np.ndarray           # (T, 2) hands on an unseen bar or ledge (hanging_hands)
     slow: np.ndarray              # (T,) slow motion: a flight (slow_flight) or a stance (slow_stance) gravity would not allow
+    reaching: np.ndarray          # (T, L) hands, knees, back on the floor that the contact test misses (reaching)
 
     def shares(self) -> dict[str, float]:
         """Share of frames held by each unseen support (the Take's stats)."""
@@ -259,7 +302,8 @@ class Support:
     @property
     def floor_work(self) -> bool:
         """Whether foot contacts on the one simulated floor cannot carry the clip."""
-        return self.others_share > FLOOR_WORK_FRACTION or self.unseen
+        return (self.others_share > FLOOR_WORK_FRACTION or self.unseen
+                or float(self.reaching.any(axis=1).mean()) > FLOOR_WORK_FRACTION)
 
     @property
     def unseen(self) -> bool:
@@ -270,6 +314,13 @@ class Support:
         return (share["held_elsewhere"] > FLOOR_WORK_FRACTION or share["raised_feet"] > 0.0
                 or share["hanging"] > 0.0 or share["slow_motion"] > 0.0)
 
+    def unseen_holder(self) -> str | None:
+        """Which unseen support ``described`` names (a key of ``shares``), or None."""
+        share = self.shares()
+        if share["held_elsewhere"] > FLOOR_WORK_FRACTION:
+            return "held_elsewhere"
+        return next((key for key in ("hanging", "slow_motion", "raised_feet") if share[key] > 0.0), None)
+
     def described(self, floor_work: bool | None = None) -> tuple[str, str]:
         """(what held the body up, in an animator's words; how the pelvis and legs were done).
         ``floor_work``: describe the floor work even where the clip as a whole is not (its floor
@@ -277,23 +328,24 @@ class Support:
         share = self.shares()
         if not (self.floor_work if floor_work is None else floor_work):
             return "its feet: balance simulated", ""
-        if share["held_elsewhere"] > FLOOR_WORK_FRACTION:
+        holder = self.unseen_holder()
+        if holder == "held_elsewhere":
             return ("an unseen seat: pose as keyed, its load booked",
                     f"reference followed: in {100 * share['held_elsewhere']:.0f} % of the frames the body rests "
                     "still with its centre of mass outside its feet, held up by something the clip does not show "
                     "(a seat, a bench), which carries it at the pelvis and thighs")
-        if share["hanging"] > 0.0:
+        if holder == "hanging":
             return ("an unseen bar or ledge it hangs from: pose as keyed, its load booked",
                     f"reference followed: in {100 * share['hanging']:.0f} % of the frames the body hangs from its "
                     "hands on something the clip does not show (a bar, a ledge)")
-        if share["slow_motion"] > 0.0:
+        if holder == "slow_motion":
             return ("slow motion: pose as keyed, its load booked",
                     f"reference followed: in {100 * share['slow_motion']:.0f} % of the frames the body flies or "
                     "leans outside its feet yet falls slower than gravity allows: the motion plays slower than it "
                     "was performed "
                     "(a capture imported at a lower frame rate: tick Update Scene FPS/Duration on import, or set the "
                     "scene's frame rate)")
-        if share["raised_feet"] > 0.0:
+        if holder == "raised_feet":
             return ("an unseen step or box: pose as keyed, its load booked",
                     f"reference followed: in {100 * share['raised_feet']:.0f} % of the frames the feet stand on "
                     "something above the floor the clip does not show (a step, a box, a stage); the simulated "
@@ -305,11 +357,22 @@ class Support:
 
 def find_support(ck, com_vel: np.ndarray, com_acc: np.ndarray, scale: float = 1.0) -> Support:
     """The Support of a clip (ClipKinematics ``ck``; its reference's centre-of-mass velocity and
-    acceleration; ``scale``: body height over 1.62 m)."""
+    acceleration; ``scale``: body height over 1.62 m).  A body off the floor that does not fall
+    hangs from its hands; else it is on a hand, knee or back that reaches the floor; else it flies
+    in slow motion where it keeps to a slowed flight's parabola (runtime.playback); else it stands
+    on an unseen step or box where its feet hold still, or the clip begins or ends there; else
+    (a flight that is not a clean parabola) it flies in slow motion too.  Slow motion is judged
+    only there and on leans outside everything on or near the floor (slow_stance)."""
+    from .playback import slowed_flights
+
     hanging = hanging_hands(ck, com_acc, scale)
-    raised = raised_feet(ck, com_acc, hanging, scale)
-    return Support(ck.non_foot_contact_fraction(), held_elsewhere(ck, com_vel, scale), raised, hanging,
-                   slow_flight(ck, com_acc, raised, hanging) | slow_stance(ck, com_acc, scale))
+    on_it = reaching(ck, com_acc, hanging, scale)
+    held_by_it = on_it.any(axis=1)
+    flying = slowed_flights(ck, _carried_off_the_floor(ck, com_acc) & ~hanging.any(axis=1) & ~held_by_it)
+    raised = raised_feet(ck, com_acc, hanging, scale, held_by_it | flying)
+    slow = (slow_flight(ck, com_acc, raised, hanging) & ~held_by_it) | slow_stance(ck, com_acc, scale,
+                                                                                    near_the_floor(ck, scale))
+    return Support(ck.non_foot_contact_fraction(), held_elsewhere(ck, com_vel, scale), raised, hanging, slow, on_it)
 
 
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:
@@ -377,7 +440,8 @@ def static_torques(ck, com_acc: np.ndarray, support: Support | None = None) -> n
         if support is not None:
             unseen = ((seat if support.held[t] else [])
                       + [foot for foot, up in zip(feet, support.raised[t]) if up]
-                      + [hand for hand, up in zip(hands, support.hanging[t]) if up])
+                      + [hand for hand, up in zip(hands, support.hanging[t]) if up]
+                      + np.flatnonzero(support.reaching[t]).tolist())
             if unseen:
                 touching = np.union1d(touching, unseen)
         if touching.size:

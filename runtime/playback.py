@@ -42,8 +42,12 @@ def flight_slowdowns(com: np.ndarray, airborne: np.ndarray, fps: float, hands: n
     the last two: feet the contact test missed (a walk over unseen steps) leave "flights" of
     seconds whose centre of mass bobs with each step; a free one is a clean parabola (residual
     0.2 % of its span in a captured hop, 16-27 % in such a walk)."""
+    return [k for _, _, k in _flights(com, airborne, fps, hands, legs)]
+
+
+def _flights(com: np.ndarray, airborne: np.ndarray, fps: float, hands: np.ndarray | None, legs: float):
+    """(first frame, frame after the last, slow-down or NaN) of each flight flight_slowdowns times."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], airborne.astype(np.int8), [0]])))
-    out = []
     for a, b in zip(edges[0::2], edges[1::2]):
         if (b - a) / fps < MIN_FLIGHT or b - a < 4:
             continue
@@ -55,8 +59,26 @@ def flight_slowdowns(com: np.ndarray, airborne: np.ndarray, fps: float, hands: n
         sideways = 2.0 * float(np.hypot(fit[0, 0], fit[0, 1]))
         held = hands is not None and bool(((hands[a:b, :, 2] - com[a:b, 2, None]).mean(axis=0) > HELD * legs).any())
         free = not held and fall > 0.0 and strays <= FIT * float(np.ptp(height)) and sideways <= SIDEWAYS * fall
-        out.append(math.sqrt(-GRAVITY[2] / fall) if free else float("nan"))
+        yield int(a), int(b), (math.sqrt(-GRAVITY[2] / fall) if free else float("nan"))
+
+
+def slowed_flights(ck, off_the_floor: np.ndarray) -> np.ndarray:
+    """(T,) the frames of each stretch of ``off_the_floor`` (nothing of the analysed clip ``ck``
+    on the floor, yet not falling at g) that is a free flight played SLOW to MAX_SLOW times slower
+    than it was performed: its centre of mass keeps to a parabola that falls at g / k^2.
+
+    Why: such a stretch is a flight in slow motion wherever it lies, even alone or cut by the
+    clip's first or last frame; with its feet nearly still (a capture played at a fifth of its
+    speed) it passed for feet standing on an unseen step or box."""
+    out = np.zeros(len(off_the_floor), dtype=bool)
+    for a, b, k in _flights(ck.com, off_the_floor, ck.fps, _hands(ck), straight_legs(ck)):
+        out[a:b] = SLOW <= k <= MAX_SLOW
     return out
+
+
+def _hands(ck) -> np.ndarray:
+    """(T, 2, 3) the hands of the analysed clip ``ck``."""
+    return ck.link_pos[:, [ck.link_names.index(n) for n in HAND_LINKS]]
 
 
 def slowdown(ck) -> float | None:
@@ -64,8 +86,7 @@ def slowdown(ck) -> float | None:
     (runtime.kinematics.ClipKinematics) plays; None when it plays at its
     real speed or its flights cannot tell."""
     airborne = ~ck.foot_contact.any(axis=1) & ~ck.non_foot_touching()
-    hands = ck.link_pos[:, [ck.link_names.index(n) for n in HAND_LINKS]]
-    ks = np.array(flight_slowdowns(ck.com, airborne, ck.fps, hands, straight_legs(ck)))
+    ks = np.array(flight_slowdowns(ck.com, airborne, ck.fps, _hands(ck), straight_legs(ck)))
     if len(ks) < MIN_FLIGHTS or not np.isfinite(ks).all():
         return None
     k = float(np.median(ks))

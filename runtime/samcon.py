@@ -30,7 +30,7 @@ from .body_description import proxy_links
 from .clip import Clip, revolute_angle
 from .effort import PathGive, fatigue_cost
 from .mujoco_proxy import _v, keep_warnings_in_memory, mjcf
-from .sampled_reference import DAMPING_RATIO, SampledReference, WindowEnd, Clock
+from .sampled_reference import DAMPING_RATIO, Reaching, SampledReference, WindowEnd, Clock
 from .schedule import ScheduledModel
 from .take import Event, Take, unfatigued
 from .tempo import MAX_STRETCH
@@ -248,6 +248,7 @@ class SampledBody:
         text = text.replace("</mujoco>", "  <actuator>\n" + "\n".join(servos) + "\n  </actuator>\n  <sensor>\n"
                             + "\n".join(sensors) + "\n  </sensor>\n</mujoco>")
         self.touch_sensors = len(touching)
+        self.touch_links = tuple(touching)
         tips_at = len(touching)
         com_at = tips_at + 3 * len(TIP_LINKS)
         self.tip_sensors = slice(tips_at, com_at)
@@ -422,7 +423,8 @@ def _seed(clip: Clip, settings: SamconSettings) -> int:
 def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | None = None,
           height: float = proxy.DEFAULT_HEIGHT, mass: float = proxy.DEFAULT_MASS, floor: float = 0.0,
           tau_max: np.ndarray | None = None, schedule=None, progress=None,
-          max_stretch: float = MAX_STRETCH, effort_economy: float = 1.0) -> SamconResult:
+          max_stretch: float = MAX_STRETCH, effort_economy: float = 1.0,
+          reaching: Reaching | None = None) -> SamconResult:
     """Track ``clip`` (its first ``seconds``; a looping clip cycles) by sampling; every motor
     within its strength ``tau_max`` per DoF (default: STRENGTH_HEADROOM times the proxy's
     default), and under a fatigue ``schedule`` (runtime.schedule.FatigueSchedule; None: fatigue
@@ -431,12 +433,12 @@ def track(clip: Clip, seconds: float | None = None, settings: SamconSettings | N
     the window's start.  Tired, the clip plays slower and holds still to rest (sampled_reference.
     Clock); tired joints yield to their loads by ``effort_economy`` (effort.PathGive); the take
     lasts at most ``max_stretch`` times the clip (event "stopped" if cut short) and ends where the
-    clip does."""
+    clip does.  ``reaching``: links the clip puts on the floor though they stay a little above it."""
     s = settings or SamconSettings()
     wall0 = _time.perf_counter()
     duration = clip.duration if seconds is None else (seconds if clip.loop else min(seconds, clip.duration))
     body = SampledBody(height, mass, floor, s.rate, gimbal_free_orders(clip.joint_rots))
-    ref = SampledReference(clip, duration, s.rate, s.window, body)
+    ref = SampledReference(clip, duration, s.rate, s.window, body, reaching)
     clock = Clock(ref, ref.feet(clip, height))
     if tau_max is None:
         tau_max = fresh_strength(mass)

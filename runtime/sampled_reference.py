@@ -25,6 +25,15 @@ UPRIGHT = 0.95            # share of the clip's standing height (centre of mass 
 
 
 @dataclass(frozen=True)
+class Reaching:
+    """Links besides the feet that the clip puts on the floor though its pose leaves them a little
+    above it (runtime.floor.reaching: a cartwheel's hands that a retarget left short of the floor),
+    per frame of the clip the sampler tracks: touching the floor there is the motion, not a fall."""
+    links: tuple[str, ...]     # the links of the columns
+    frames: np.ndarray         # (clip frames, links) bool
+
+
+@dataclass(frozen=True)
 class WindowEnd:
     """The clip's features where a window ends (what a sample is scored against)."""
     root: np.ndarray           # (4,) pelvis orientation, x y z w
@@ -38,7 +47,7 @@ class SampledReference:
     """The clip tabulated at every physics step (positions ``x`` are in steps of ``dt`` from the
     clip's start; ``total`` steps long, whole windows of ``window_steps``)."""
 
-    def __init__(self, clip, duration: float, rate: float, window: float, body):
+    def __init__(self, clip, duration: float, rate: float, window: float, body, reaching: Reaching | None = None):
         self.dt = 1.0 / rate
         self.window_steps = max(1, int(round(window * rate)))
         windows = int(math.ceil(duration / (self.window_steps * self.dt) - 1e-9))
@@ -64,6 +73,9 @@ class SampledReference:
             down.append((links < GROUND_MARGIN) & (links < feet.min() + GROUND_MARGIN))
         self.tips, self.com = np.array(tips), np.array(com)
         down = np.array(down)
+        if reaching is not None:
+            frame = np.minimum(np.round(times * clip.fps).astype(int), len(reaching.frames) - 1)
+            down |= reaching.frames[frame][:, [reaching.links.index(n) for n in body.touch_links]]
         slack = int(round(GROUND_SLACK * rate))
         self.grounded = down.copy()
         for k in range(1, slack + 1):

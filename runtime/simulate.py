@@ -131,11 +131,20 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         # The sampled body has the floor under it: hands, knees or back on it where the clip puts
         # them are the motion (a cartwheel).  What the clip does not show, it cannot stand on.
         if prepared.support.unseen and stretches.floor_frames(prepared.ck, prepared.support).any():
+            if prepared.support.unseen_holder() == "slow_motion":
+                # Slow motion as in SRB mode (simulate() played it at its real speed where its
+                # flights time it); here they do not, and torque mode keeps nothing as keyed.
+                raise SimulationError(
+                    f"clip '{clip.name}' plays in slow motion (in {100 * prepared.support.slow.mean():.0f} % of its "
+                    "frames it flies or leans slower than gravity allows: a capture keyed at a lower frame rate "
+                    "than it was recorded at) with too few flights to time it by, and torque mode simulates only "
+                    "real speed: re-import it with Update Scene FPS/Duration ticked (or set the scene's frame "
+                    "rate to the file's)")
             held = prepared.support.described(floor_work=True)[0].split(":")[0]
             raise SimulationError(f"torque mode simulates only the floor, and clip '{clip.name}' is held up "
                                   f"part of the time by {held}: bake it in SRB mode")
         return _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel,
-                        (settings or srb.SrbSettings()).effort_economy)
+                        (settings or srb.SrbSettings()).effort_economy, prepared)
     settings = settings or srb.SrbSettings()
     steps_per_frame = whole_steps(settings.rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
@@ -339,15 +348,21 @@ def _economy_note(economy: float) -> str:
 
 
 def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass: float, plan: BodyPlan | None,
-             out_fps: float, floor_height: float, progress, cancel, economy: float) -> Take:
+             out_fps: float, floor_height: float, progress, cancel, economy: float, prepared=None) -> Take:
     """Torque mode: the whole body tracked window by window by sampling (runtime.samcon) under
     fatigued torque caps, no force or moment on the root; a window where no sample stays up is a
     fall, reported and where the take ends.  No hold after the end; the character's proportions
-    are not used (the sampled body is the default humanoid at ``height``)."""
+    are not used (the sampled body is the default humanoid at ``height``).  ``prepared``: the
+    source's analysis (runtime.prepare), whose hands, knees or back reaching the floor
+    (floor.reaching) the sampler lets touch it."""
     from . import samcon
 
     clip = source if abs(source.fps - out_fps) < 1e-9 else source.resampled(out_fps)
     settings = samcon.SamconSettings()
+    reaching = None
+    if prepared is not None and prepared.support.reaching.any():
+        frame = np.minimum(np.round(np.arange(clip.frames) / clip.fps * source.fps).astype(int), source.frames - 1)
+        reaching = samcon.Reaching(prepared.ck.link_names, prepared.support.reaching[frame])
 
     def each_window(fraction: float) -> None:
         if cancel is not None and cancel():
@@ -361,10 +376,10 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
     if schedule is not None:
         # Strength as SRB mode's: a fresh pass first, just strong enough for the motion.
         fresh = samcon.track(clip, settings=settings, height=height, mass=mass, floor=floor_height,
-                             progress=lambda f: each_window(0.5 * f))
+                             progress=lambda f: each_window(0.5 * f), reaching=reaching)
         strength, passes = samcon.strength_for(fresh, mass), [fresh]
     result = samcon.track(clip, settings=settings, height=height, mass=mass, floor=floor_height, tau_max=strength,
-                          schedule=schedule, max_stretch=MAX_STRETCH, effort_economy=economy,
+                          schedule=schedule, max_stretch=MAX_STRETCH, effort_economy=economy, reaching=reaching,
                           progress=each_window if schedule is None else (lambda f: each_window(0.5 + 0.5 * f)))
     passes.append(result)
     take = result.take(source.name)
