@@ -27,7 +27,7 @@ import numpy as np
 from . import kinematics, lowpass, proxy, quat
 from .clip import REVOLUTE_AXIS
 from .pose_output import SimState
-from .tempo import TempoRule
+from .tempo import LOADED, relative_effort, TempoRule
 
 GRAVITY = 9.81
 FLOOR_WORK_FRACTION = 0.05  # contact other than the feet (or a seat) in more than this share of frames
@@ -498,7 +498,7 @@ class FloorSimulator:
         self.fallen = False
         self.need_torques = True
         self.events: list = []
-        self.rule = TempoRule(self.s, self.events)
+        self.rule = TempoRule(self.s, self.events, self.ref.duration)
 
     def step(self) -> None:
         ref, rule = self.ref, self.rule
@@ -518,21 +518,21 @@ class FloorSimulator:
 
     def _update_tempo(self) -> None:
         """The tempo rule on every joint that carries load: slow down as they tire; when they
-        cannot go on, rest at the next pose that costs little (``restful``); resume once every
-        loaded joint is back above resume_rc or recovery has stalled."""
+        cannot go on, rest at the next pose that costs little (``restful``); resume once they
+        could carry the motion again or recovery has stalled."""
         rule = self.rule
         rc = self.fatigue.model.residual_capacity
-        loaded = self.load_avg > 0.02
+        loaded = self.load_avg > LOADED
         weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
         ended = self.phase >= self.ref.duration - 1e-9
         if rule.resting:
-            reason = rule.rest_over(weakest, ended, self.time)
+            reason = rule.rest_over(weakest, ended, self.time, self.phase)
             if reason is not None:
                 rule.end_rest(reason, self.time, self.phase)
             return
-        rule.tempo = rule.tempo_for(weakest)
+        rule.pace(weakest, relative_effort(self.load_avg, rc), self.phase, self.time, self.dt)
         restful = bool(self.restful[self.ref.frame(self.phase)])
-        if weakest < self.s.rest_rc and restful and rule.may_rest(self.phase, ended):
+        if rule.cannot_go_on(weakest) and restful and rule.may_rest(self.phase, ended, self.time):
             rule.begin_rest(weakest, self.time)
 
     def state(self) -> SimState:

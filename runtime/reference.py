@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 from . import lowpass, quat
@@ -113,6 +115,15 @@ class Reference:
             object.__setattr__(self, "_both_ahead", table)
         i, a = self.index(phase)
         return float(table[i + (1 if a > 0 else 0)])
+
+    def next_takeoff(self, phase: float, within: float) -> float | None:
+        """Phase at which the next flight (neither foot down) begins, if within ``within`` s of
+        ``phase``; None if none does."""
+        i, _ = self.index(phase)
+        air = ~self.contact.any(axis=1)
+        stop = min(len(air), i + 1 + int(math.ceil(within * self.clip.fps)))
+        later = np.flatnonzero(air[i:stop])
+        return None if later.size == 0 else (i + later[0]) / self.clip.fps
 
     def next_contact_start(self, side: int, phase: float) -> float | None:
         """Phase at which the foot's next reference stance begins (None if never)."""

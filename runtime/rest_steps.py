@@ -15,6 +15,7 @@ from .body import GRAVITY, kin_scale
 from .effort import smoothstep
 from .legs import flatten_foot, stance_leg_rows
 from .rotation import quat_matrix
+from .tempo import LAUNCH_LEAD, LOADED, relative_effort
 
 REST_ANKLE_EFFORT = 0.5  # a resting body stands no further ahead of its ankles than costs them this share of what they have left
 REST_LEG_EXTENSION = 0.995   # hip-ankle distance over leg length while resting (~10 deg knee)
@@ -28,7 +29,8 @@ CLOSE_SHIFT_TIME = 0.4   # s: the weight goes onto the staying foot (and back be
 CLOSE_STEP_TIME = 0.5    # s: the closing step itself
 CLOSE_STEP_LIFT = 0.05   # m (1.62 m body): how high the stepping foot clears the floor
 
-REST_WAIT = 1.0          # s a tired body waits for a restful moment before resting where it can
+REST_WAIT = 1.0          # s a tired body waits for a restful moment before resting where it can ...
+REST_CROUCH = 0.85       # ... with its centre of mass at least this share of its standing height up
 CARRY_SINKING = 0.04     # m (1.62 m body): a body this far below its target on its feet (smoothed) ...
 CARRY_SMOOTHING = 0.5    # s: ... over about this long, is not carried by its legs: it rests
 CARRY_RISE = 0.3         # m/s (1.62 m body): ... not counting while its target rises faster than this
@@ -217,19 +219,20 @@ def rest_height(sim, r: "RefSample", centre: np.ndarray) -> float:
 
 def decide_rest(sim) -> None:
     """SRB mode's tempo and rests, after each step (tempo.TempoRule on the leg DoFs): slow down as
-    the loaded leg DoFs lose capacity; rest when they cannot carry the motion (where a person
-    would, or a closing step first), resume when every leg DoF has recovered or recovery has
-    stalled."""
+    the motion asks more of what the legs have left; rest when it asks more than they have (where
+    a person would, or a closing step first) and a rest still fits, resume when the legs could
+    carry the motion again or recovery has stalled."""
     if sim.fatigue is None:
         return
-    s = sim.s
+    s, rule = sim.s, sim.rule
     dofs = sim.leg_dofs
     if sim.v_target[2] < CARRY_RISE * kin_scale(sim.body):
         # (A take-off the tired legs push less high is fatigue showing, not legs giving way.)
         below = (sim.p_target[2] - sim.p[2]) if any(f.stance for f in sim.feet) and not sim.resting else 0.0
         sim.sinking += (below - sim.sinking) * sim.sinking_blend
     rc = sim.fatigue.model.residual_capacity[dofs]
-    loaded = sim.load_avg[dofs] > 0.02
+    load = sim.load_avg[dofs]
+    loaded = load > LOADED
     rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
     # After the source motion's end there is nothing to carry on with: a rest there lasts
     # until the legs have recovered (the keyed end pose may cost more than standing easy).
@@ -244,14 +247,14 @@ def decide_rest(sim) -> None:
             sim.closed = True
             return
     if sim.resting:
-        reason = sim.rule.rest_over(float(rc.min()), ended, sim.time)
+        reason = rule.rest_over(float(rc.min()), ended, sim.time, sim.phase)
         if reason is not None:
-            sim.rule.end_rest(reason, sim.time, sim.phase)
+            rule.end_rest(reason, sim.time, sim.phase)
             sim.closing = None
             if sim.stopped:       # a rest it stopped for: go on from where it stands
                 sim.continue_from_here(sim.ref.sample(sim.phase))
         return
-    sim.rule.tempo = sim.rule.tempo_for(rc_eff)
+    rule.pace(rc_eff, relative_effort(load, rc), sim.phase, sim.time, sim.dt)
     # Rest where a person would: both feet down, upright, hips over the feet (until then the
     # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
     # motion that never offers such a moment would otherwise carry the body until it falls.
@@ -261,19 +264,37 @@ def decide_rest(sim) -> None:
     # exhausted run sinking stride by stride) cannot carry the motion, whatever capacity
     # they show: that needs a rest too.
     failing = sim.sinking > CARRY_SINKING * kin_scale(sim.body)
-    if failing:
-        rc_eff = min(rc_eff, s.exhausted_rc - 1e-9)
-    if rc_eff >= s.rest_rc:
+    exhausted = failing or rc_eff < s.exhausted_rc
+    cannot = exhausted or rule.cannot_go_on(rc_eff)
+    if not cannot:
         sim.rest_wanted = None
     elif sim.rest_wanted is None:
         sim.rest_wanted = sim.time
     waited = sim.rest_wanted is not None and sim.time - sim.rest_wanted >= REST_WAIT
-    allowed = sim.rule.may_rest(sim.phase, ended)
-    sim.rest_due = rc_eff < s.rest_rc and (rc_eff < s.exhausted_rc or waited) and allowed
-    restful = bool(sim.ref.restful[sim.ref.frame(sim.phase)]) or rc_eff < s.exhausted_rc or waited
-    if rc_eff < s.rest_rc and all(f.stance for f in sim.feet) and restful and allowed:
+    allowed = rule.may_rest(sim.phase, ended, sim.time)
+    sim.rest_due = cannot and (exhausted or waited) and allowed
+    # (Not with the body itself in a deep crouch, though, unless exhausted: legs that cannot go
+    # on cannot rise from it either, and a tired jump that rested there sank to the floor.)
+    tall = sim.p[2] - sim.ref.floor >= REST_CROUCH * sim.ref.standing_com
+    restful = exhausted or (tall and (waited or bool(sim.ref.restful[sim.ref.frame(sim.phase)])))
+    # Legs this tired before a take-off stand and gather first (once per take-off): a push-off
+    # asks for more than the legs' average load shows, and a tired jump that went on crouched,
+    # sank and fell.
+    takeoff = sim.ref.next_takeoff(sim.phase, LAUNCH_LEAD)
+    gather = (takeoff is not None and takeoff != sim.gathered_for and rc_eff < s.resume_rc and tall
+              and bool(sim.ref.restful[sim.ref.frame(sim.phase)]))
+    if gather and all(f.stance for f in sim.feet) and allowed:
+        sim.gathered_for = takeoff
+    else:
+        gather = False
+    # Standing still, tired legs stand easy whenever they can: the still source plays on, so it
+    # costs the performance nothing (an exhausted idle that waited until its legs could not go
+    # on collapsed).
+    easy = bool(sim.ref.still[sim.ref.frame(sim.phase)]) and rc_eff < s.rest_rc and tall
+    gather = gather or easy
+    if (gather or cannot) and all(f.stance for f in sim.feet) and (gather or restful) and allowed:
         sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
-        sim.rule.begin_rest(float(rc.min()), sim.time)
+        rule.begin_rest(float(rc.min()), sim.time, gather)
         sim.closing, sim.closed, sim.rest_began = None, False, sim.time
     elif sim.stopping and all(f.stance for f in sim.feet):
         sim.stopping = False       # down on both feet and no longer due a rest: carry on

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kinematics, proxy
+from .tempo import LAUNCH_LEAD, LOADED, relative_effort, TempoRule
 
 DAMPING_RATIO = 0.1       # s: kd / kp of every servo (runtime.samcon's servos)
 GROUND_MARGIN = 0.02      # m: a link of the clip this near the floor is on it (a hand in a cartwheel; a shin clears it by 2.4 cm or more in the bench clips)
 GROUND_SLACK = 0.1        # s: ... and may touch it this long before and after (the body is never exactly on time)
-LAUNCH_LEAD = 1.5         # s of the clip: a take-off this soon is gathered for (a jump's wind-up and crouch are shorter)
 UPRIGHT = 0.95            # share of the clip's standing height (centre of mass over the lower foot) that is standing
 
 
@@ -155,7 +155,6 @@ class Clock:
 
     def __init__(self, ref: SampledReference, feet: np.ndarray):
         from .srb import SrbSettings
-        from .tempo import TempoRule
 
         self.ref = ref
         self.both_down = feet.all(axis=1)     # (total + 1,) the clip's feet (``feet``: right, left) both down
@@ -167,7 +166,8 @@ class Clock:
         self.gathered_for = -1                # the take-off the body last rested before
         self.settings = SrbSettings()
         self.events: list = []
-        self.rule = TempoRule(self.settings, self.events)
+        self.rule = TempoRule(self.settings, self.events, ref.total * ref.dt)
+        self.last_time = 0.0                  # s: when the tempo was last set
         self.x = 0.0
         self.legs = np.array(proxy.leg_dofs()).ravel()
         self.flying = False                   # the body has left the floor during the clip's flight
@@ -187,25 +187,27 @@ class Clock:
             return 1.0
         rule, s = self.rule, self.settings
         rc = model.residual_capacity[self.legs]
-        loaded = model.target_load[self.legs] > 0.02
+        load = model.target_load[self.legs]
+        loaded = load > LOADED
         weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
         phase = self.x * self.ref.dt
+        dt, self.last_time = time - self.last_time, time
         if rule.resting:
-            reason = rule.rest_over(float(rc.min()), self.ended, time)
+            reason = rule.rest_over(float(rc.min()), self.ended, time, phase)
             if reason is None:
                 return 0.0
             rule.end_rest(reason, time, phase)
-        rule.tempo = rule.tempo_for(weakest)
+        rule.pace(weakest, relative_effort(load, rc), phase, time, dt)
         step = min(int(round(self.x)), self.ref.total)
-        if weakest < s.rest_rc and self.both_down[step] and rule.may_rest(phase, self.ended):
+        if rule.cannot_go_on(weakest) and self.both_down[step] and rule.may_rest(phase, self.ended, time):
             rule.begin_rest(float(rc.min()), time)
             return 0.0
         takeoff = self._takeoff_within(step, LAUNCH_LEAD)
         if (takeoff is not None and takeoff != self.gathered_for and weakest < s.resume_rc
-                and self.standing[step] and rule.may_rest(phase, self.ended)):
+                and self.standing[step] and rule.may_rest(phase, self.ended, time)):
             # Legs too tired to launch the flight ahead: stand and gather first, once per take-off.
             self.gathered_for = takeoff
-            rule.begin_rest(float(rc.min()), time)
+            rule.begin_rest(float(rc.min()), time, gather=True)
             return 0.0
         # A flight keeps its own pace, as in SRB mode: gravity sets that clock (a jump played
         # slower asks the body for a slow-motion flight).

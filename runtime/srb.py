@@ -63,11 +63,16 @@ class SrbSettings:
     kd_rot: float = 12.6
     raibert_kp: float = 1.0       # landing correction per metre of COM error
     raibert_kv: float = 0.1       # ... per m/s of COM velocity error
+    # The tempo rule (runtime.tempo.TempoRule) on the legs: their residual capacity sets the
+    # tempo, their relative effort (the share of what the weakest loaded leg joint has left that
+    # the motion asks of it) when they rest.
     full_tempo_rc: float = 0.9    # legs' residual capacity above which the tempo is unchanged
-    rest_rc: float = 0.35         # ... below which the character stops to rest where it can
-    exhausted_rc: float = 0.2     # ... below which it stops as soon as both feet are down
-    resume_rc: float = 0.7        # ... it resumes once every leg DoF is back above this
-    min_tempo: float = 0.35
+    exhausted_rc: float = 0.2     # ... at which it is min_tempo, and below which the body rests as soon as both feet are down
+    min_tempo: float = 0.55
+    rest_effort: float = 0.85     # relative effort at which the motion asks all the legs have left: a rest
+    resume_effort: float = 0.6    # ... a rest is over once the motion would ask at most this share
+    resume_rc: float = 0.7        # ... or every leg DoF is back above this
+    rest_rc: float = 0.35         # standing still, legs below this stand easy (it costs the performance no time)
     rest_stall: float = 1.5       # s without recovery (RC +0.01) after which a rest ends anyway
     min_motion_between_rests: float = 0.5   # s of source motion before the next rest
     early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
@@ -116,10 +121,11 @@ class SrbSimulator:
         self.strength_factor = np.ones(n)
         self._load_blend = min(1.0, self.dt / 0.5)
         self.events: list[Event] = []
-        self.rule = TempoRule(self.s, self.events)   # tempo and rests (shared with floor work)
+        self.rule = TempoRule(self.s, self.events, ref.duration)   # tempo and rests (shared with floor work)
         self.fallen = False
         self.residual_moment = np.zeros(3)
         self.rest_wanted = None    # time the legs first needed a rest that has not come yet
+        self.gathered_for = None   # phase of the take-off the body last gathered (rested) before
         self.rest_due = False      # the legs need a rest now and the motion offers none: make one
         self.sinking = 0.0         # m: how far the body has stayed below its target on its feet (smoothed)
         self.stopping = False       # putting the free foot down to rest (the clock stands still meanwhile)

@@ -20,58 +20,137 @@ CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed m
 MAX_FLIGHT_RATE = 3.0     # the source's flight plays at most this much faster when the body lands sooner
 FLIGHT_RATE_SLACK = 0.05  # ... and only when it lands more than this much sooner (fresh flights keep time)
 FLIGHT_TIME_SLACK = 0.03  # s: ... and by more than this (near touchdown both times are tiny)
+PERFORMANCE_STRETCH = 2.4 # a tired take plays its whole source within this many times its length
+REST_ALLOWANCE = 0.5      # s: the shortest rest worth taking, when judging whether one still fits
+EFFORT_MEMORY = 1.0       # s: the relative effort judged is its recent peak, over about a stride
+TEMPO_EASE = 1.0          # s: the tempo eases towards the effort's over about this long
+LAUNCH_LEAD = 1.5         # s of source: tired legs with a take-off this soon stand and gather first
+LOADED = 0.02             # a joint whose load (share of strength) is above this is carrying the motion
 
 
 class TempoRule:
-    """Slow down as the weakest loaded joint loses capacity; rest when it cannot go on; resume once
-    it has recovered or recovery has stalled.  Rests and resumes are recorded as events.
+    """Pace a tired body: slower as its weakest loaded joint loses capacity; rest only when the
+    motion asks for more than that joint has left (its relative effort, see relative_effort),
+    or almost nothing is left, and a rest can still be afforded; resume once the joint could
+    carry the motion again easily, or recovery has stalled.  Rests and resumes are recorded as
+    events.
 
-    ``settings`` gives the thresholds (runtime.srb.SrbSettings: full_tempo_rc, rest_rc, min_tempo,
-    resume_rc, rest_stall, min_motion_between_rests)."""
+    Why the tempo follows capacity: effort is felt relative to what is left, so the same motion
+    feels 1/RC times as hard; tired people slow down to 0.52-0.79 of their fresh speed and keep
+    going, with shorter steps and no stops (../shared/reference/fatigue_kinematics.json).  Why
+    rests follow effort: a walk asks a tenth to a third of a leg's strength, which a leg at half
+    capacity still has; judged by capacity alone, an exhausted walk stopped eight times in 9 s,
+    though its rests, barely recovering, did not help.  Why the budget: the animator keyed a
+    whole performance, and a take that ran out of length before the source ended lost the rest
+    of it.  A tired performer paces themselves to finish: rests are taken only while the
+    remaining source still fits in PERFORMANCE_STRETCH times its length at the slowest tempo,
+    and the tempo never falls below what finishes it there.
 
-    def __init__(self, settings, events: list[Event]):
+    ``settings`` gives the thresholds (runtime.srb.SrbSettings: full_tempo_rc, exhausted_rc,
+    min_tempo, rest_effort, resume_effort, resume_rc, rest_stall, min_motion_between_rests);
+    ``duration``: the source motion's length (s of phase)."""
+
+    def __init__(self, settings, events: list[Event], duration: float):
         self.s = settings
         self.events = events
+        self.duration = float(duration)
         self.tempo = 1.0                # phase rate while moving
         self.resting = False
+        self.effort = 0.0               # the weakest loaded joint's relative effort, its recent peak
         self.best = 0.0                 # the weakest joint's capacity this rest has recovered to ...
         self.best_time = 0.0            # ... and when
+        self.demand = 0.0               # the share of strength the motion asked before this rest
         self.no_rest_before = 0.0       # phase: some motion between two rests
+        self.futile_rests = 0           # rests in a row that ended without recovering
+        self.needed = True              # this rest was needed to go on (not standing easy or gathering)
 
-    def tempo_for(self, capacity: float) -> float:
-        """Phase rate for the weakest loaded joint's residual ``capacity``: full above
-        full_tempo_rc, down to min_tempo towards rest_rc."""
+    def pace(self, capacity: float, effort: float, phase: float, time: float, dt: float) -> None:
+        """While moving: the weakest loaded joint's residual ``capacity`` sets the tempo (full
+        above full_tempo_rc, min_tempo at exhausted_rc), eased over TEMPO_EASE and never below
+        what still finishes the performance within its budget; its relative ``effort`` (see
+        relative_effort) is kept, as its recent peak, to judge whether it can go on."""
         s = self.s
-        return min(max((capacity - s.rest_rc) / (s.full_tempo_rc - s.rest_rc), s.min_tempo), 1.0)
+        self.effort = max(effort, self.effort * math.exp(-dt / EFFORT_MEMORY))
+        share = (capacity - s.exhausted_rc) / (s.full_tempo_rc - s.exhausted_rc)
+        target = s.min_tempo + (1.0 - s.min_tempo) * min(max(share, 0.0), 1.0)
+        self.tempo += (target - self.tempo) * min(dt / TEMPO_EASE, 1.0)
+        self.tempo = min(max(self.tempo, self.finishing_tempo(phase, time)), 1.0)
 
-    def may_rest(self, phase: float, ended: bool) -> bool:
-        """Enough motion since the last rest (or the source has ended)."""
-        return phase >= self.no_rest_before or ended
+    def finishing_tempo(self, phase: float, time: float) -> float:
+        """The slowest tempo that still plays the rest of the source by PERFORMANCE_STRETCH times
+        its length (1 when that time is spent)."""
+        left = PERFORMANCE_STRETCH * self.duration - time
+        remaining = max(self.duration - phase, 0.0)
+        if remaining <= 0.0:
+            return 0.0
+        return 1.0 if left <= remaining else remaining / left
 
-    def begin_rest(self, capacity: float, time: float) -> None:
-        """Start a rest (event "rest"); ``capacity``: the weakest joint's now, to measure recovery by."""
+    def cannot_go_on(self, capacity: float) -> bool:
+        """The weakest loaded joint cannot carry the motion: it asks for all it has left, or
+        almost nothing is left (``capacity`` below exhausted_rc)."""
+        return self.effort >= self.s.rest_effort or capacity < self.s.exhausted_rc
+
+    def may_rest(self, phase: float, ended: bool, time: float) -> bool:
+        """Enough motion since the last rest (more after each rest that did not recover), and
+        time left for a rest and the rest of the source at the slowest tempo (or the source has
+        ended)."""
+        if ended:
+            return True
+        spacing = phase >= self.no_rest_before
+        remaining = max(self.duration - phase, 0.0)
+        affordable = (PERFORMANCE_STRETCH * self.duration - time - REST_ALLOWANCE) * self.s.min_tempo >= remaining
+        return spacing and affordable
+
+    def begin_rest(self, capacity: float, time: float, gather: bool = False) -> None:
+        """Start a rest (event "rest"); ``capacity``: the weakest joint's now, to measure recovery
+        by; ``gather``: before a take-off, whose push-off asks more than the motion so far did, or
+        standing easy.  Those, and rests with almost nothing left (below exhausted_rc), last
+        until the joint is back above resume_rc or recovery stalls."""
         self.resting = True
         self.best, self.best_time = capacity, time
+        self.demand = math.inf if gather or capacity < self.s.exhausted_rc else self.effort * capacity
+        self.needed = not gather
         self.events.append(Event(time, "rest"))
 
-    def rest_over(self, capacity: float, ended: bool, time: float) -> str | None:
+    def rest_over(self, capacity: float, ended: bool, time: float, phase: float | None = None) -> str | None:
         """While resting: why the rest ends now, given the weakest joint's ``capacity``:
-        "recovered" (back above resume_rc) or "recovery stalled" (no gain for rest_stall: standing
-        costs what recovery gives back; not after the source has ended); None to rest on."""
+        "recovered" (back above resume_rc, or above exhausted_rc with the motion asking at most
+        resume_effort of what it has), "recovery stalled" (no gain for rest_stall: standing costs what recovery gives
+        back; not after the source has ended) or "the performance goes on" (the rest of the
+        source needs the time left, ``phase`` given); None to rest on."""
         s = self.s
         if capacity > self.best + 0.01:
             self.best, self.best_time = capacity, time
-        if capacity >= s.resume_rc:
+        if capacity >= s.resume_rc or (capacity >= s.exhausted_rc and self.demand <= s.resume_effort * capacity):
             return "recovered"
-        if time - self.best_time > s.rest_stall and not ended:
+        if ended:
+            return None
+        if time - self.best_time > s.rest_stall:
             return "recovery stalled"
+        if phase is not None and self.finishing_tempo(phase, time) > s.min_tempo:
+            return "the performance goes on"
         return None
 
     def end_rest(self, reason: str, time: float, phase: float) -> None:
-        """Carry on (event "resume"), slowly; rest again only after some of the motion."""
+        """Carry on (event "resume"), slowly; rest again only after some of the motion, the more
+        the more rests the motion needed in a row have not helped (standing easy and gathering
+        are not counted: they cost the performance little)."""
         self.resting = False
-        self.no_rest_before = phase + self.s.min_motion_between_rests
+        if self.needed:
+            self.futile_rests = 0 if reason == "recovered" else self.futile_rests + 1
+        self.no_rest_before = phase + self.s.min_motion_between_rests * 2.0 ** self.futile_rests
+        self.effort = 0.0
         self.events.append(Event(time, "resume", reason))
+
+
+def relative_effort(load: np.ndarray, capacity: np.ndarray) -> float:
+    """The largest share of what a loaded joint has left that the motion asks of it: ``load``
+    (torque over strength, recent average) over ``capacity`` (residual capacity), per joint,
+    over the joints carrying more than LOADED."""
+    loaded = load > LOADED
+    if not loaded.any():
+        return 0.0
+    return float((load[loaded] / np.maximum(capacity[loaded], 1e-3)).max())
 
 
 def flight_rate(ref, phase: float, p: np.ndarray, v: np.ndarray, com_target) -> tuple[float, bool]:

@@ -67,10 +67,11 @@ def test_a_tired_crawl_tires_the_arms_and_trunk_that_carry_it_and_slows(crawls):
     parts = np.array(proxy.dof_body_parts())
     rc = tired.fatigue["RC"]
     for part in ("arms", "trunk", "legs"):          # hands and knees hold it up, the trunk bridges them
-        assert rc[:, parts == part].min() < 0.8, part
+        assert rc[:, parts == part].min() < 0.9, part
+    assert rc[:, parts == "arms"].min() < 0.5
     # Fresh follows the source at its tempo; tired takes longer over the same motion.
     assert fresh.duration_stretch() == pytest.approx(1.0, abs=0.02)
-    assert tired.duration_stretch() > 1.3
+    assert tired.duration_stretch() > 1.1
     # The pose is the source's, at whatever moment of it the take shows.
     _, _, joints = C.load_deepmimic(C.deepmimic_clip_path("crawl")).repeated(6.0).sample_many(tired.reference_time)
     assert float(quat.angle_between(tired.clip.joint_rots, joints).max()) < 1e-4
