@@ -277,11 +277,12 @@ def decide_rest(sim) -> None:
     # on cannot rise from it either, and a tired jump that rested there sank to the floor.)
     tall = sim.p[2] - sim.ref.floor >= REST_CROUCH * sim.ref.standing_com
     restful = exhausted or (tall and (waited or bool(sim.ref.restful[sim.ref.frame(sim.phase)])))
-    # Legs this tired before a take-off stand and gather first (once per take-off): a push-off
-    # asks for more than the legs' average load shows, and a tired jump that went on crouched,
+    # Legs this tired and working this hard before a take-off stand and gather first (once per
+    # take-off): a push-off asks for more than the legs' average load shows, and a tired jump that went on crouched,
     # sank and fell.
     takeoff = sim.ref.next_takeoff(sim.phase, LAUNCH_LEAD)
-    gather = (takeoff is not None and takeoff != sim.gathered_for and rc_eff < s.resume_rc and tall
+    gather = (takeoff is not None and takeoff != sim.gathered_for and rc_eff < s.resume_rc
+              and rule.effort >= s.resume_effort and tall
               and bool(sim.ref.restful[sim.ref.frame(sim.phase)]))
     if gather and all(f.stance for f in sim.feet) and allowed:
         sim.gathered_for = takeoff
