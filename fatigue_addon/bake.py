@@ -685,7 +685,7 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
         "fell": bool(take.fell),
         "fall_frame": int(falls[0].get("frame", 0)) + job.frame_start if falls else None,
-        "finished": not stopped,
+        "finished": bool(take.finished),
         "residual_force_max_n": float(np.linalg.norm(rf, axis=1).max()) if rf.size else 0.0,
         "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
         "behind_source_m": stats.get("behind_source_m", 0.0),

@@ -755,3 +755,20 @@ def test_the_readme_s_promises_name_tests_that_exist():
     assert len(named) >= 4, named
     here = {n for n in globals() if n.startswith("test_")}
     assert named <= here, named - here
+
+
+def test_a_take_that_falls_is_not_reported_finished(registered_addon, monkeypatch):
+    """A fall ends a take where it happens: the rest of the source is never played, so the Last
+    Bake report must not call it finished (it said so whenever the length limit was not hit)."""
+    simulate = mod("runtime.simulate")
+    real = simulate.simulate
+
+    def shoved(*args, **kwargs):       # the real simulation, with a shove no body withstands
+        kwargs["push"] = (0.3, 0.2, np.array([0.0, 4000.0, 0.0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(simulate, "simulate", shoved)
+    obj, _, _ = walk_rig(mesh=False)
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    report = json.loads(obj.fatigue_settings.last_report)
+    assert report["fell"] is True and report["finished"] is False
