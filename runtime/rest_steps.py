@@ -254,7 +254,13 @@ def decide_rest(sim) -> None:
             if sim.stopped:       # a rest it stopped for: go on from where it stands
                 sim.continue_from_here(sim.ref.sample(sim.phase))
         return
-    rule.pace(rc_eff, relative_effort(load, rc), sim.phase, sim.time, sim.dt)
+    # The tempo follows the weakest loaded joint of the whole body, rests the legs: tired arms
+    # punch slower and a tired neck and trunk dance slower (at the legs' tempo a tired dancer's
+    # neck whipped 21 degrees in a frame), but a walk does not stop for its arms.
+    upper = sim.upper_dofs
+    held = sim.fatigue.model.residual_capacity[upper][sim.load_avg[upper] > LOADED]
+    rule.pace(min(rc_eff, float(held.min())) if held.size else rc_eff, relative_effort(load, rc),
+              sim.phase, sim.time, sim.dt)
     # Rest where a person would: both feet down, upright, hips over the feet (until then the
     # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
     # motion that never offers such a moment would otherwise carry the body until it falls.

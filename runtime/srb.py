@@ -153,6 +153,7 @@ class SrbSimulator:
         self.feet_roll = True       # a foot alone on the floor rolls under its load (feet.bearing_corners)
         self.p_target, self.v_target = self.p.copy(), self.v.copy()   # the step's COM target
         self.leg_dofs = body.leg_dofs.ravel()
+        self.upper_dofs = np.setdiff1d(np.arange(len(body.tau_max)), self.leg_dofs)   # trunk, neck, arms
         # A policy (runtime.policy) corrects the rule every control step: swing-foot landing
         # shifts and a COM velocity target shift, world xy; zero without one.
         self.controller = None
