@@ -298,10 +298,10 @@ def decide_rest(sim) -> None:
     # costs the performance nothing (an exhausted idle that waited until its legs could not go
     # on collapsed).
     easy = bool(sim.ref.still[sim.ref.frame(sim.phase)]) and rc_eff < s.rest_rc and tall
-    gather = gather or easy
-    if (gather or cannot) and all(f.stance for f in sim.feet) and (gather or restful) and allowed:
+    unneeded = gather or easy
+    if (unneeded or cannot) and all(f.stance for f in sim.feet) and (unneeded or restful) and allowed:
         sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
-        rule.begin_rest(float(rc.min()), sim.time, gather)
+        rule.begin_rest(float(rc.min()), sim.time, until_recovered=unneeded)
         sim.closing, sim.closed, sim.rest_began = None, False, sim.time
     elif sim.stopping and all(f.stance for f in sim.feet):
         sim.stopping = False       # down on both feet and no longer due a rest: carry on

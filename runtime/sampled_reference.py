@@ -207,7 +207,7 @@ class Clock:
                 and self.standing[step] and rule.may_rest(phase, self.ended, time)):
             # Legs too tired to launch the flight ahead: stand and gather first, once per take-off.
             self.gathered_for = takeoff
-            rule.begin_rest(float(rc.min()), time, gather=True)
+            rule.begin_rest(float(rc.min()), time, until_recovered=True)
             return 0.0
         # A flight keeps its own pace, as in SRB mode: gravity sets that clock (a jump played
         # slower asks the body for a slow-motion flight).

@@ -101,22 +101,23 @@ class TempoRule:
         affordable = (PERFORMANCE_STRETCH * self.duration - time - REST_ALLOWANCE) * self.s.min_tempo >= remaining
         return spacing and affordable
 
-    def begin_rest(self, capacity: float, time: float, gather: bool = False) -> None:
+    def begin_rest(self, capacity: float, time: float, until_recovered: bool = False) -> None:
         """Start a rest (event "rest"); ``capacity``: the weakest joint's now, to measure recovery
-        by; ``gather``: before a take-off, whose push-off asks more than the motion so far did, or
-        standing easy.  Those, and rests with almost nothing left (below exhausted_rc), last
-        until the joint is back above resume_rc or recovery stalls."""
+        by.  ``until_recovered``: a rest the motion does not need now (gathering before a
+        take-off, whose push-off asks more than the motion so far did; standing easy in a still
+        stretch).  Those, and rests with almost nothing left (below exhausted_rc), last until the
+        joint is back above resume_rc or recovery stalls."""
         self.resting = True
         self.best, self.best_time = capacity, time
-        self.demand = math.inf if gather or capacity < self.s.exhausted_rc else self.effort * capacity
-        self.needed = not gather
+        self.demand = math.inf if until_recovered or capacity < self.s.exhausted_rc else self.effort * capacity
+        self.needed = not until_recovered
         self.events.append(Event(time, "rest"))
 
     def rest_over(self, capacity: float, ended: bool, time: float, phase: float | None = None) -> str | None:
         """While resting: why the rest ends now, given the weakest joint's ``capacity``:
         "recovered" (back above resume_rc, or above exhausted_rc with the motion asking at most
-        resume_effort of what it has), "recovery stalled" (no gain for rest_stall: standing costs what recovery gives
-        back; not after the source has ended) or "the performance goes on" (the rest of the
+        resume_effort of what it has), "recovery stalled" (no gain for rest_stall: standing
+        costs what recovery gives back; not after the source has ended) or "the performance goes on" (the rest of the
         source needs the time left, ``phase`` given); None to rest on."""
         s = self.s
         if capacity > self.best + 0.01:

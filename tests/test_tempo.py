@@ -67,11 +67,11 @@ def test_a_rest_ends_recovered_or_stalled_and_each_end_is_an_event():
     assert r.events[-1].at(30.0) == {"time": 3.0, "kind": "resume", "frame": 90, "reason": "recovered"}
 
     r = rule()
-    r.begin_rest(0.3, time=0.0, gather=True)          # before a take-off: only resume_rc ends it recovered
+    r.begin_rest(0.3, time=0.0, until_recovered=True)          # before a take-off: only resume_rc ends it recovered
     assert r.rest_over(0.6, ended=False, time=1.0) is None
     assert r.rest_over(s.resume_rc, ended=False, time=1.0) == "recovered"
     r = rule()
-    r.begin_rest(0.3, time=0.0, gather=True)
+    r.begin_rest(0.3, time=0.0, until_recovered=True)
     t = s.rest_stall + 0.1
     assert r.rest_over(0.305, ended=False, time=t) == "recovery stalled"   # gained less than 0.01
     assert r.rest_over(0.305, ended=True, time=t) is None                 # after the source: rests on
