@@ -230,6 +230,25 @@ def fall_time(take: Take) -> float | None:
     return next((float(e["time"]) for e in take.events if e["kind"] == "fall"), None)
 
 
+def fall_cause(take: Take) -> str | None:
+    """What the body was doing in the second before it fell, in a few words (None: it did not
+    fall): the weakest body part and its residual capacity, what it stood on, and whether it
+    had just rested (e.g. "legs at RC 0.08, on both feet, after a rest")."""
+    fall = next((e for e in take.events if e["kind"] == "fall"), None)
+    if fall is None:
+        return None
+    end = min(int(fall["frame"]), take.frames - 1)
+    start = max(end - int(round(take.fps)), 0)
+    rc = np.asarray(take.fatigue["RC"])[start:end + 1].min(axis=0)
+    parts = np.array(proxy.dof_body_parts())
+    weakest = min(dict.fromkeys(parts), key=lambda part: float(rc[parts == part].min()))
+    down = int(round(float(np.asarray(take.contacts, dtype=bool)[start:end + 1].sum(axis=1).mean())))
+    on = ("in the air", "on one foot", "on both feet")[down]
+    rests = [e for e in take.events if e["kind"] in ("rest", "resume") and e["frame"] <= end]
+    after = ", after a rest" if rests and rests[-1]["kind"] == "resume" else ", resting" if rests else ""
+    return f"{weakest} at RC {float(rc[parts == weakest].min()):.2f}, {on}{after}"
+
+
 def breathing_rate(take: Take) -> float | None:
     """Breaths per minute when the take carries a breathing series (``take.breath``, one value per
     frame, peaks at each inhalation), else None: takes do not breathe yet."""
@@ -276,6 +295,7 @@ class TakeFeatures:
     finished: bool
     fell: bool
     fall_time_s: float | None
+    fall_cause: str | None                # see fall_cause
     breath_per_min: float | None          # None until takes carry breathing
 
 
@@ -308,6 +328,7 @@ def features(take: Take, source_duration: float) -> TakeFeatures:
         finished=finished(take, source_duration),
         fell=take.fell,
         fall_time_s=fall_time(take),
+        fall_cause=fall_cause(take),
         breath_per_min=breathing_rate(take),
     )
 

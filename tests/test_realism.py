@@ -207,3 +207,18 @@ def test_realism_runs_on_a_bench_walk_and_a_corpus_walk(tmp_path, capsys):
         assert corpus_walk["applies"]["locomotion"] and corpus_walk["takes"]["fresh"]["speed_mps"] > 0.5
         assert corpus_walk["takes"]["fresh"]["stride_m"] is not None
         assert set(corpus_walk["changes"]) == {"average", "exhausted"}
+
+
+def test_a_fall_says_what_gave_way():
+    """A fall is reported with its cause: the weakest body part, what the body stood on, a rest."""
+    from runtime import clip as C, schedule, simulate
+
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
+    fresh = simulate.simulate(walk, None, seconds=1.0, out_fps=30)
+    assert gait.fall_cause(fresh) is None
+    shoved = simulate.simulate(walk, schedule.from_fitness(0.5, fps=30, time_scale=20), seconds=3.0, out_fps=30,
+                               push=(1.0, 0.2, np.array([0.0, 4000.0, 0.0])))
+    cause = gait.fall_cause(shoved)
+    assert shoved.fell and cause is not None
+    part, rest = cause.split(" at RC ")
+    assert part in set(proxy.dof_body_parts()) and (" on " in rest or "in the air" in rest)

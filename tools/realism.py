@@ -509,7 +509,8 @@ def summarise(records: list[dict], conditions: list[str]) -> dict:
         "takes": len(takes), "finished": sum(t["finished"] for _, _, t in takes),
         "not_finished": [f"{r['clip']} {c} ({t['source_seconds']:.1f} s of source, x{t['stretch']:.2f})"
                          for r, c, t in takes if not t["finished"]],
-        "falls": [f"{r['clip']} {c} at {t['fall_time_s']:.1f} s" for r, c, t in takes if t["fell"]],
+        "falls": [f"{r['clip']} {c} at {t['fall_time_s']:.1f} s ({t.get('fall_cause') or 'cause unknown'})"
+                  for r, c, t in takes if t["fell"]],
         "bend_over_limit": bent,
     }
 
