@@ -232,8 +232,9 @@ def fall_time(take: Take) -> float | None:
 
 def fall_cause(take: Take) -> str | None:
     """What the body was doing in the second before it fell, in a few words (None: it did not
-    fall): the weakest body part and its residual capacity, what it stood on, and whether it
-    had just rested (e.g. "legs at RC 0.08, on both feet, after a rest")."""
+    fall): the legs' residual capacity (they hold the body up) and the weakest part's where that
+    is another, what it stood on, and whether it had just rested (e.g. "legs at RC 0.08 (neck
+    0.03), on both feet, after a rest")."""
     fall = next((e for e in take.events if e["kind"] == "fall"), None)
     if fall is None:
         return None
@@ -246,7 +247,9 @@ def fall_cause(take: Take) -> str | None:
     on = ("in the air", "on one foot", "on both feet")[down]
     rests = [e for e in take.events if e["kind"] in ("rest", "resume") and e["frame"] <= end]
     after = ", after a rest" if rests and rests[-1]["kind"] == "resume" else ", resting" if rests else ""
-    return f"{weakest} at RC {float(rc[parts == weakest].min()):.2f}, {on}{after}"
+    legs = float(rc[parts == "legs"].min())
+    also = "" if weakest == "legs" else f" ({weakest} {float(rc[parts == weakest].min()):.2f})"
+    return f"legs at RC {legs:.2f}{also}, {on}{after}"
 
 
 def breathing_rate(take: Take) -> float | None:

@@ -210,7 +210,7 @@ def test_realism_runs_on_a_bench_walk_and_a_corpus_walk(tmp_path, capsys):
 
 
 def test_a_fall_says_what_gave_way():
-    """A fall is reported with its cause: the weakest body part, what the body stood on, a rest."""
+    """A fall is reported with its cause: the legs' capacity, what the body stood on, a rest."""
     from runtime import clip as C, schedule, simulate
 
     walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
@@ -220,5 +220,4 @@ def test_a_fall_says_what_gave_way():
                                push=(1.0, 0.2, np.array([0.0, 4000.0, 0.0])))
     cause = gait.fall_cause(shoved)
     assert shoved.fell and cause is not None
-    part, rest = cause.split(" at RC ")
-    assert part in set(proxy.dof_body_parts()) and (" on " in rest or "in the air" in rest)
+    assert cause.startswith("legs at RC ") and (" on " in cause or "in the air" in cause)
