@@ -205,6 +205,18 @@ def cmd_bake(argv: list[str]) -> int:
     return batch.main(argv)
 
 
+def cmd_farm(argv: list[str]) -> int:
+    import farm
+
+    return farm.main(argv)
+
+
+def cmd_bench_farm(argv: list[str]) -> int:
+    import bench_farm
+
+    return bench_farm.main(argv)
+
+
 def cmd_corpus(argv: list[str]) -> int:
     import corpus
 
@@ -248,7 +260,7 @@ def cmd_build(argv: list[str]) -> int:
 
 
 COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench,
-            "bake": cmd_bake, "bench-bake": cmd_bench_bake, "train": cmd_train,
+            "bake": cmd_bake, "farm": cmd_farm, "bench-farm": cmd_bench_farm, "bench-bake": cmd_bench_bake, "train": cmd_train,
             "eval-policy": cmd_eval_policy, "corpus": cmd_corpus, "sampler": cmd_sampler,
             "realism": cmd_realism}
 
