@@ -28,6 +28,9 @@ import bpy
 import numpy as np
 
 from ..runtime import fatigue_params, metrics, proxy
+from ..runtime.fatigue import MAX_RATE
+from ..runtime.floor import FEET_ONLY
+from ..runtime.tempo import MAX_STRETCH
 from ..runtime.request import (HEIGHT_RANGE, MASS_RANGE, SimulationRequest, effort_economy_problem, height_problem,
                                mass_problem)
 from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
@@ -35,13 +38,10 @@ from .checks import BakeInputError
 
 SUFFIX = ".fatigued"
 NLA_TRACK = "Fatigue source"
-MAX_STRETCH = 3.0        # runtime.simulate.MAX_STRETCH: a take is at most this many times its source
-MAX_RATE = 1000.0        # runtime.fatigue.MAX_RATE
 BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary
 BODY_PARTS = proxy.BODY_PARTS
 OVERRIDE_NOTE = ("'{}' is a library override: its take has no per-bone fatigue curves or heat colour (an override "
                  "keeps no new custom properties when the file is saved)")
-FEET_ONLY = "its feet: balance simulated"   # runtime.floor.Support.described() when the feet carry the whole clip
 
 
 @dataclass

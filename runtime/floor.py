@@ -29,6 +29,8 @@ from .clip import REVOLUTE_AXIS
 from .pose_output import SimState
 from .tempo import LOADED, relative_effort, TempoRule
 
+FEET_ONLY = "its feet: balance simulated"   # what held the body up when its feet carry the whole clip
+
 GRAVITY = 9.81
 FLOOR_WORK_FRACTION = 0.05  # contact other than the feet (or a seat) in more than this share of frames
 SHARE_REGULARISER = 1e-5    # among balances that carry the weight, the most even (unique, never one link per side)
@@ -327,7 +329,7 @@ class Support:
         stretches, runtime.stretches)."""
         share = self.shares()
         if not (self.floor_work if floor_work is None else floor_work):
-            return "its feet: balance simulated", ""
+            return FEET_ONLY, ""
         holder = self.unseen_holder()
         if holder == "held_elsewhere":
             return ("an unseen seat: pose as keyed, its load booked",
