@@ -248,8 +248,8 @@ def run_local(bundle: Path, workers: int = 2, overrides: dict | None = None, ses
     """Run a bundle's job here with ``openjd run``, as a farm of ``workers`` workers would, then the
     Summary step.  ``session_per="task"``: every Bake task in its own session, the next free worker
     taking the next task (a failed take fails its task alone); ``"worker"``: one session per
-    worker running its share of the tasks (every ``workers``-th, in order; a session stops at its
-    first failed task).  Returns each Bake session's tasks, exit code and output, the Summary's,
+    worker running its share of the tasks (the next len/workers of them, in order; a session stops at
+    its first failed task).  Returns each Bake session's tasks, exit code and output, the Summary's,
     and the wall time of each step."""
     import subprocess
     import threading
@@ -264,7 +264,8 @@ def run_local(bundle: Path, workers: int = 2, overrides: dict | None = None, ses
     if session_per == "task":
         sessions = [[t] for t in tasks]
     else:
-        sessions = [tasks[w::workers] for w in range(min(workers, len(tasks)))]
+        size = -(-len(tasks) // workers)       # whole scenes together, as ./fatigue bake --jobs shares its files
+        sessions = [tasks[i:i + size] for i in range(0, len(tasks), size)]
     pending, lock, done = list(enumerate(sessions)), threading.Lock(), {}
 
     def worker():

@@ -164,6 +164,16 @@ def _options(extra: list[str]) -> list[str]:
     return out
 
 
+def _write_record(path: Path, row: dict, started: float) -> None:
+    """The take's summary row, with when and where it ran (the Summary step reads it)."""
+    record = {"take": row, "started": started, "ended": time.time(), "host": socket.gethostname(), "pid": os.getpid()}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record, indent=1, default=float), encoding="utf-8")
+    except OSError as exc:
+        raise TaskError(f"cannot write {path} ({exc.strerror or exc}): check the OutputDir parameter") from None
+
+
 def bake(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="farm_task.py bake", add_help=False)
     ap.add_argument("--scene", required=True)
@@ -179,8 +189,13 @@ def bake(argv: list[str]) -> int:
     bake_argv = [known.scene, "--out", str(out_blend)] + (["--variants", known.variant] if known.variant else [])
     try:
         spec = batch.plan(batch.parser().parse_args(bake_argv + _options(extra)))[0][0]
-    except batch.UsageError as exc:
-        raise TaskError(f"{exc} (the job's parameters)") from None
+    except batch.UsageError as exc:       # a job parameter: the take is listed as failed, with the reason
+        error = f"{exc} (the job's parameters)"
+        row = {k: None for k in batch.SUMMARY_FIELDS} | {
+            "file": str(Path(known.scene).resolve()), "out_file": str(out_blend), "variant": known.variant,
+            "status": "failed", "error": error}
+        _write_record(known.out / f"{name}.json", row, t0)
+        raise TaskError(error) from None
     w0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fatigue-farm-take-") as tmp:
         spec_path, result_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
@@ -203,8 +218,7 @@ def bake(argv: list[str]) -> int:
     result.update({k: spec[k] for k in ("file", "out_file", "variant")})
     result["wall_s"] = time.perf_counter() - w0
     row = {k: result.get(k) for k in batch.SUMMARY_FIELDS}
-    record = {"take": row, "started": t0, "ended": time.time(), "host": socket.gethostname(), "pid": os.getpid()}
-    (known.out / f"{name}.json").write_text(json.dumps(record, indent=1, default=float), encoding="utf-8")
+    _write_record(known.out / f"{name}.json", row, t0)
     emit(batch._describe(row))
     if row["status"] != "ok":
         raise TaskError(row["error"] or "the take failed")
