@@ -67,6 +67,8 @@ def parser():
             action.help = "the job bundle's folder: DIR/template.yaml, DIR/parameter_values.yaml; takes in DIR/out/"
         elif action.dest == "jobs":
             action.help = "not used by the job (the farm's workers bake in parallel); checked as in ./fatigue bake"
+        elif action.dest == "in_place":
+            action.help = "refused: a farm job writes its takes under its output directory"
     ap.add_argument("--blender", default="blender", help="the Blender executable on the workers (default blender)")
     ap.add_argument("--extension-zip", type=Path,
                     help="the extension zip (./fatigue build) installed on a worker that does not have it")
