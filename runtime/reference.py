@@ -6,9 +6,8 @@ them once per clip keeps the step cheap (Reference.sample interpolates two packe
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numpy as np
 

@@ -218,9 +218,9 @@ def rest_height(sim, r: "RefSample", centre: np.ndarray) -> float:
 
 
 def decide_rest(sim) -> None:
-    """SRB mode's tempo and rests, after each step (tempo.TempoRule on the leg DoFs): slow down as
-    the motion asks more of what the legs have left; rest when it asks more than they have (where
-    a person would, or a closing step first) and a rest still fits, resume when the legs could
+    """SRB mode's tempo and rests, after each step (tempo.TempoRule): slow down as the weakest
+    loaded joint tires; rest when the motion asks the legs for more than they have (where a
+    person would, or a closing step first) and a rest still fits, resume when the legs could
     carry the motion again or recovery has stalled."""
     if sim.fatigue is None:
         return
@@ -271,7 +271,7 @@ def decide_rest(sim) -> None:
     # they show: that needs a rest too.
     failing = sim.sinking > CARRY_SINKING * kin_scale(sim.body)
     exhausted = failing or rc_eff < s.exhausted_rc
-    cannot = exhausted or rule.cannot_go_on(rc_eff)
+    cannot = failing or rule.cannot_go_on(rc_eff)
     if not cannot:
         sim.rest_wanted = None
     elif sim.rest_wanted is None:
@@ -279,29 +279,29 @@ def decide_rest(sim) -> None:
     waited = sim.rest_wanted is not None and sim.time - sim.rest_wanted >= REST_WAIT
     allowed = rule.may_rest(sim.phase, ended, sim.time)
     sim.rest_due = cannot and (exhausted or waited) and allowed
+    frame = sim.ref.frame(sim.phase)
+    planted = all(f.stance for f in sim.feet)
     # (Not with the body itself in a deep crouch, though, unless exhausted: legs that cannot go
     # on cannot rise from it either, and a tired jump that rested there sank to the floor.)
     tall = sim.p[2] - sim.ref.floor >= REST_CROUCH * sim.ref.standing_com
-    restful = exhausted or (tall and (waited or bool(sim.ref.restful[sim.ref.frame(sim.phase)])))
+    restful = exhausted or (tall and (waited or bool(sim.ref.restful[frame])))
     # Legs this tired and working this hard before a take-off stand and gather first (once per
-    # take-off): a push-off asks for more than the legs' average load shows, and a tired jump that went on crouched,
-    # sank and fell.
+    # take-off): a push-off asks for more than the legs' average load shows, and a tired jump
+    # that went on crouched, sank and fell.
     takeoff = sim.ref.next_takeoff(sim.phase, LAUNCH_LEAD)
     gather = (takeoff is not None and takeoff != sim.gathered_for and rc_eff < s.resume_rc
-              and rule.effort >= s.resume_effort and tall
-              and bool(sim.ref.restful[sim.ref.frame(sim.phase)]))
-    if gather and all(f.stance for f in sim.feet) and allowed:
+              and rule.effort >= s.resume_effort and tall and bool(sim.ref.restful[frame])
+              and planted and allowed)
+    if gather:
         sim.gathered_for = takeoff
-    else:
-        gather = False
     # Standing still, tired legs stand easy whenever they can: the still source plays on, so it
     # costs the performance nothing (an exhausted idle that waited until its legs could not go
     # on collapsed).
-    easy = bool(sim.ref.still[sim.ref.frame(sim.phase)]) and rc_eff < s.rest_rc and tall
+    easy = bool(sim.ref.still[frame]) and rc_eff < s.rest_rc and tall
     unneeded = gather or easy
-    if (unneeded or cannot) and all(f.stance for f in sim.feet) and (unneeded or restful) and allowed:
+    if (unneeded or cannot) and planted and (unneeded or restful) and allowed:
         sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
         rule.begin_rest(float(rc.min()), sim.time, until_recovered=unneeded)
         sim.closing, sim.closed, sim.rest_began = None, False, sim.time
-    elif sim.stopping and all(f.stance for f in sim.feet):
+    elif sim.stopping and planted:
         sim.stopping = False       # down on both feet and no longer due a rest: carry on

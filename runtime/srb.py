@@ -63,13 +63,13 @@ class SrbSettings:
     kd_rot: float = 12.6
     raibert_kp: float = 1.0       # landing correction per metre of COM error
     raibert_kv: float = 0.1       # ... per m/s of COM velocity error
-    # The tempo rule (runtime.tempo.TempoRule) on the legs: their residual capacity sets the
-    # tempo, their relative effort (the share of what the weakest loaded leg joint has left that
-    # the motion asks of it) when they rest.
-    full_tempo_rc: float = 0.9    # legs' residual capacity above which the tempo is unchanged
+    # The tempo rule (runtime.tempo.TempoRule): the weakest loaded joint's residual capacity sets
+    # the tempo, the legs' relative effort (the share of what the weakest loaded leg joint has
+    # left that the motion asks of it) when they rest.
+    full_tempo_rc: float = 0.9    # residual capacity above which the tempo is unchanged
     exhausted_rc: float = 0.2     # ... at which it is min_tempo, and below which the body rests as soon as both feet are down
     min_tempo: float = 0.55
-    rest_effort: float = 0.85     # relative effort at which the motion asks all the legs have left: a rest
+    rest_effort: float = 0.85     # relative effort at which the motion asks nearly all the legs have left: a rest
     resume_effort: float = 0.6    # ... a rest is over once the motion would ask at most this share
     resume_rc: float = 0.7        # ... or every leg DoF is back above this
     rest_rc: float = 0.35         # standing still, legs below this stand easy (it costs the performance no time)
