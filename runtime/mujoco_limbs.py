@@ -23,6 +23,7 @@ import numpy as np
 
 from . import proxy, quat
 from .body_description import proxy_links
+from .head import head_load
 from .limbs import LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
 from .limbs import _axis_angle, limb_layout, passive_stops
 from .mujoco_proxy import GRAVITY, WARNINGS, keep_warnings_in_memory, mjcf
@@ -47,6 +48,7 @@ class MujocoLimbSimulator(LimbSimulator):
         ratio = mass / proxy.DEFAULT_MASS
         links = tuple(replace(link, mass=link.mass * ratio, inertia=link.inertia * ratio)
                       for link in proxy_links(height, plan))
+        self.head = head_load(height, mass, plan)
         self.dt = 1.0 / rate
         self.model = mujoco.MjModel.from_xml_string(mjcf(links, free_base=False, keep=set(HANDS), dt=self.dt))
         self.data = mujoco.MjData(self.model)
@@ -66,6 +68,7 @@ class MujocoLimbSimulator(LimbSimulator):
         self._first_dof = np.cumsum([0] + [3 if sph else 1 for sph in self.spherical]).tolist()  # in limb DoF order
         mujoco.mj_forward(m, self.data)
         self._stops = self._passive_stops_mj()
+        self._tired = False
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
 
     def _passive_stops_mj(self) -> list[PassiveStop]:
@@ -183,6 +186,9 @@ class MujocoLimbSimulator(LimbSimulator):
             push = stop.stiffness * (angle - limit) + damping * rate
             if push > 0.0:
                 out[k:k + 3] = -push * axis
+        if self._tired:     # the tired head's passive damping (runtime.head)
+            k = self._first_dof[self._neck]
+            out[k:k + 3] -= self.head.damping * np.asarray(self._stop_state[self._neck_stop][1], dtype=float)
         return out
 
     def _fail(self) -> None:

@@ -481,7 +481,7 @@ class SrbSimulator:
             give = self.limb_give.yields(self.s.effort_economy, capacity, self.body.tau_max_inv[self.limbs.dofs],
                                          self.dt)
         applied = self.limbs.step(root_pos, root_quat, root_acc, goal.joints, goal.joint_vel * rate, caps,
-                                  self.dt, give)
+                                  self.dt, give, tired=self.fatigue is not None)
         self.limb_give.book(applied)
         return applied
 
