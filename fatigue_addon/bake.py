@@ -38,6 +38,7 @@ from .checks import BakeInputError
 
 SUFFIX = ".fatigued"
 NLA_TRACK = "Fatigue source"
+BREATH = "breath"                   # the armature's custom property the take's breathing is keyed on
 BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary
 BODY_PARTS = proxy.BODY_PARTS
 OVERRIDE_NOTE = ("'{}' is a library override: its take has no per-bone fatigue curves or heat colour (an override "
@@ -82,6 +83,7 @@ class BakeOptions:
     mode: str | None = None          # "srb" or "torque"
     foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
     effort_economy: float | None = None  # how far tired joints (limbs, knees) yield to their loads (0 = never)
+    breathing: bool | None = None    # a tired take breathes (default: the armature's setting)
     take_name: str | None = None     # the new action's name (default <source>.fatigued)
     engine: str | None = None        # "auto", "pybullet" or "mujoco" (default: the add-on preference)
 
@@ -138,6 +140,8 @@ class BakeOptions:
             if problem is not None:
                 raise BakeInputError(problem)
             out["effort_economy"] = value
+        if self.breathing is not None:
+            out["breathing"] = bool(self.breathing)
         return out
 
 
@@ -379,7 +383,8 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
     t3 = time.perf_counter()
     request = SimulationRequest(clip=clip, schedule=schedule, mode=settings.mode.lower(), height=height, mass=mass,
-                                plan=plan, policy=policy_path(settings), effort_economy=float(settings.effort_economy))
+                                plan=plan, policy=policy_path(settings), effort_economy=float(settings.effort_economy),
+                                breathing=bool(settings.breathing))
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=([name_note] if name_note else []) + size_notes + list(info.warnings)
@@ -553,6 +558,19 @@ def _ensure_bone_props(obj, bones, undo):
                 pass
 
 
+def _ensure_breath_prop(obj, undo):
+    """The armature's ``breath`` property the take's breathing is keyed on (0 breathed out, 1 the
+    deepest breath in)."""
+    if BREATH not in obj.keys():
+        obj[BREATH] = 0.0
+        undo.append(lambda: obj.pop(BREATH, None))
+    try:
+        obj.id_properties_ui(BREATH).update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0,
+                                            description="The take's breathing: 0 breathed out, 1 the deepest breath in")
+    except (TypeError, AttributeError):
+        pass
+
+
 def _keep_source_in_nla(obj, source, undo):
     """Keep the source action in the file and one click away: a muted NLA track holding it."""
     ad = obj.animation_data
@@ -603,6 +621,9 @@ def write(context, job: BakeJob, take) -> dict:
             extra.append((f'pose.bones["{esc}"]["fatigue"]', 0, bone, fat))
             extra.append((f'pose.bones["{esc}"]["capacity"]', 0, bone, cap))
             bones_with_curves.append(bone)
+    breathes = take.breath is not None and not overridden
+    if breathes:
+        extra.append((f'["{BREATH}"]', 0, "Fatigue", np.asarray(take.breath, dtype=np.float64)))
     source_frames = job.frame_start + np.asarray(take.reference_time, dtype=np.float64) * job.fps
     undo = []
     meshes = []
@@ -610,6 +631,8 @@ def write(context, job: BakeJob, take) -> dict:
     prev_slot = getattr(obj.animation_data, "action_slot", None)
     try:
         _ensure_bone_props(obj, bones_with_curves, undo)
+        if breathes:
+            _ensure_breath_prop(obj, undo)
         action = retarget.clip_to_action(obj, job.mapping, take.clip, job.info, name, source_frames,
                                          extra_channels=extra, skip_prefixes=("fatigue_settings.",))
         for snap in job.settings_curves:       # the keyed fitness, as keyed, on the take's timeline
@@ -681,6 +704,8 @@ def make_report(job: BakeJob, take, action, meshes) -> dict:
         "realtime_x": stats.get("realtime_x", 0.0),
         "residual_force_bw_mean": metrics.residual_force_bw(take, float(job.request.mass))[0] if rf.size else 0.0,
         "fatigue": "off" if job.request.schedule is None else "on",
+        "breathing": ([round(stats["breaths_per_min_peak"], 1), round(stats["breaths_per_min_end"], 1)]
+                      if take.breath is not None and "breaths_per_min_peak" in stats else None),
         "rests": len(rests),
         "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
         "fell": bool(take.fell),

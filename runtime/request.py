@@ -72,6 +72,7 @@ class SimulationRequest:
     hold: float = 0.0
     out_fps: float | None = None
     engine: str = "auto"                       # runtime.engine: auto, pybullet or mujoco
+    breathing: bool = True                     # a take under fatigue breathes (runtime.breathing)
 
     def simulate(self, progress: Callable[[float], None] | None = None,
                  cancel: Callable[[], bool] | None = None):
@@ -86,7 +87,7 @@ class SimulationRequest:
         return simulate(self.clip, self.schedule, mode=self.mode, height=self.height, mass=self.mass,
                         seconds=self.seconds, hold=self.hold, out_fps=self.out_fps, plan=self.plan,
                         policy=policy, effort_economy=self.effort_economy, engine=self.engine,
-                        progress=progress, cancel=cancel)
+                        breathing=self.breathing, progress=progress, cancel=cancel)
 
     # -- the file a worker process reads ---------------------------------------------------------
     def write(self, path) -> None:
@@ -96,6 +97,8 @@ class SimulationRequest:
                   if f.name in ("policy", "effort_economy", "seconds", "out_fps", "engine") and getattr(self, f.name) is not None}
         if self.hold:
             kwargs["hold"] = self.hold
+        if not self.breathing:
+            kwargs["breathing"] = False
         if self.plan is not None:
             kwargs["plan"] = {"ratios": dict(self.plan.ratios), "sex": self.plan.sex, "notes": list(self.plan.notes)}
         arrays = {

@@ -23,6 +23,7 @@ from .limbs import limb_rate_for, whole_steps
 from .prepare import prepare
 from .policy import POLICY_RATE, attach
 from .anthropometry import BodyPlan
+from .breathing import breathe
 from .schedule import FatigueSchedule, ScheduledModel
 from .take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
 from .tempo import MAX_STRETCH
@@ -58,6 +59,7 @@ def simulate(
     effort_economy: float | None = None,
     engine: str | None = None,
     real_speed: bool = True,
+    breathing: bool = True,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -73,7 +75,9 @@ def simulate(
     the physics engine (runtime.engine: "pybullet", "mujoco", or None / "auto": PyBullet where it
     imports, else MuJoCo).  ``real_speed``: a clip that plays in slow motion (runtime.playback: its
     flights fall slower than gravity) is simulated at the speed it was performed and the Take played
-    back at the clip's (False: as keyed).  Deterministic: same inputs and engine, bit-identical Take.
+    back at the clip's (False: as keyed).  ``breathing``: a take under fatigue breathes
+    (runtime.breathing: chest, shoulders and head move with each breath, ``Take.breath`` set);
+    without fatigue it never does.  Deterministic: same inputs and engine, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
@@ -112,12 +116,15 @@ def simulate(
                                   schedule.played_faster(k) if schedule is not None else None, mode, height, mass,
                                   hold / k, out_fps * k, settings, push, tau_max, simulate_limbs, progress, cancel,
                                   plan, policy, engine)
+            if schedule is not None and breathing:
+                take = breathe(take)
             return take.played_slower(k, f"'{clip.name}' plays {k:.1f}x slower than it was performed (its flights "
                                          f"fall at 1/{k * k:.0f} g, a capture keyed at a lower frame rate than it "
                                          f"was recorded at): simulated at the speed it was performed, baked back "
                                          f"in slow motion")
-    return _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
+    take = _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
                           simulate_limbs, progress, cancel, plan, policy, engine, analysed)
+    return breathe(take) if schedule is not None and breathing else take
 
 
 def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
