@@ -88,15 +88,19 @@ def breath_series(take: Take) -> tuple[np.ndarray, np.ndarray]:
     return depth * 0.5 * (1.0 - np.cos(phase)), rate
 
 
-def breathe(take: Take) -> Take:
+def breathe(take: Take, still: np.ndarray | None = None) -> Take:
     """``take`` (simulated under fatigue) breathing: its chest, shoulders and neck turned by each
-    breath, ``breath`` set."""
+    breath, ``breath`` set.  ``still`` (per frame): frames whose pose must stay as it is (floor
+    work: hands, knees or back on the floor where the source puts them); they breathe in
+    ``breath`` only."""
     if take.frames == 0:
         return take
     breath, rate = breath_series(take)
     # About the simulated pose, not on top of it: a breath in lifts the chest as far as the breath
     # out lowers it, so the take's posture (what the physics chose) stays its mean.
     swing = breath - 0.5 * breath_depth(rate)
+    if still is not None:
+        swing = np.where(np.asarray(still, dtype=bool), 0.0, swing)
     names = [j.name for j in proxy.DEFAULT_JOINTS]
     joints = take.clip.joint_rots.copy()
     lateral = np.zeros((take.frames, 3))

@@ -115,24 +115,23 @@ def simulate(
             take = _simulate_clip(clip, source.played_faster(k),
                                   schedule.played_faster(k) if schedule is not None else None, mode, height, mass,
                                   hold / k, out_fps * k, settings, push, tau_max, simulate_limbs, progress, cancel,
-                                  plan, policy, engine)
-            if schedule is not None and breathing:
-                take = breathe(take)
+                                  plan, policy, engine, breathing=breathing)
             return take.played_slower(k, f"'{clip.name}' plays {k:.1f}x slower than it was performed (its flights "
                                          f"fall at 1/{k * k:.0f} g, a capture keyed at a lower frame rate than it "
                                          f"was recorded at): simulated at the speed it was performed, baked back "
                                          f"in slow motion")
-    take = _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
-                          simulate_limbs, progress, cancel, plan, policy, engine, analysed)
-    return breathe(take) if schedule is not None and breathing else take
+    return _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
+                          simulate_limbs, progress, cancel, plan, policy, engine, analysed, breathing)
 
 
 def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
                    out_fps: float, settings, push, tau_max, simulate_limbs: bool, progress, cancel, plan, policy,
-                   engine: str, analysed=None) -> Take:
+                   engine: str, analysed=None, breathing: bool = True) -> Take:
     """simulate()'s work on inputs it has checked: ``source`` (the part of ``clip`` to play, at the
     speed to simulate) to a Take at ``out_fps``; ``analysed``: ``source``'s kinematics on this
-    mode's proxy, where simulate() has them already."""
+    mode's proxy, where simulate() has them already; ``breathing``: a take under fatigue breathes
+    (runtime.breathing), at the speed it was simulated."""
+    breathes = breathing and schedule is not None
     if mode == "torque":
         prepared = prepare(source, kinematics.shared(height, None, engine), mass, analysed)
         # The sampled body has the floor under it: hands, knees or back on it where the clip puts
@@ -150,8 +149,9 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
             held = prepared.support.described(floor_work=True)[0].split(":")[0]
             raise SimulationError(f"torque mode simulates only the floor, and clip '{clip.name}' is held up "
                                   f"part of the time by {held}: bake it in SRB mode")
-        return _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel,
+        take = _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel,
                         (settings or srb.SrbSettings()).effort_economy, prepared)
+        return breathe(take) if breathes else take
     settings = settings or srb.SrbSettings()
     steps_per_frame = whole_steps(settings.rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
@@ -199,7 +199,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         take = _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall)
         take.stats.update(support.shares())    # share of frames held up by each unseen support
         take.engine = engine
-        return take
+        return breathe(take, still=held_up) if breathes else take
     finally:
         if limbs is not None:
             limbs.close()
