@@ -14,6 +14,11 @@ Method (independent of the rig's rest pose, units and orientation; see rig_space
 * ``Fr``: the rest pose's body axes (forward, left, up; rig_space.body_frame: up along the trunk
   snapped to a world axis, left from the hips and shoulders), so a rest pose lying down or on its
   head is read like a standing one.
+* A rest pose that is not a human shape (rigmap.body_pose) is not used: "rest" below is then the
+  animated frame standing straightest (``W_b(rest)`` its posed world rotations, the joints its
+  posed heads), each foot's own planted frame (the lowest ankle), and the thigh and upper arm
+  turned about their length so the proxy's knee and elbow hinges lie along the axis the rig's
+  knee and elbow bend about over the action (a posed limb does not show its twist, its bend does).
 * ``A``: stands the motion up (world Z, or the one axis a file imported with another up axis
   stands along all through its motion: rig_space.motion_up) and turns the rig's facing (its rest
   pose's, or the first frame's when the rest pose lies down) onto the proxy's +X.

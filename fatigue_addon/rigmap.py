@@ -23,8 +23,16 @@ Detection, in order:
    ``spine.004``).
 3. Geometry, for whatever names did not find: the rest pose is read in world space; limbs
    reaching the floor are legs, the two of them meet at the pelvis, the spine rises from it,
-   and the bone where two long chains go sideways is the chest.  Left is +X of the armature
-   (Blender's convention for ``.L`` bones).
+   and the bone where two long chains go sideways (along the line through the hips) is the
+   chest.  Whatever the numbering of the names, an arm's upper arm and forearm are the two long
+   bones in a row whose shorter is longest (a long clavicle is shorter than both); an arm ending
+   at the wrist or a spine ending at the neck is a shorter chain.  Left is where the toes point
+   from, else +X of the armature (Blender's convention for ``.L`` bones).
+4. The animated pose, where the rest pose is no humanoid (a BVH whose offsets all lie along the
+   parent's X: its rest is a horizontal line of bones, every animated frame an upright person):
+   the same detection on frames spread over the assigned action, and what most of them agree on
+   is the mapping.  ``body_pose`` then picks the frame the body is measured on (sizes, up,
+   facing, segment directions: retarget and rig_space read it instead of the rest pose).
 
 Multi-bone spines: the proxy has one chest joint for the whole trunk.  ``chest`` is the upper-most
 spine bone below the neck; the spine bones between pelvis and chest are not mapped, keep their
