@@ -258,6 +258,7 @@ class _Rig:
     def __init__(self, obj, posed: bool = False, turn=None):
         mw = obj.matrix_world
         self.name = obj.name
+        self.animated = False      # read on a frame of the action in place of a rest pose that is no humanoid
         self.bones: dict[str, _Bone] = {}
         for b in obj.data.bones:
             pb = obj.pose.bones[b.name] if posed else None
@@ -500,27 +501,18 @@ def _long_bones(rig: _Rig, chain: list[str], min_len: float) -> list[str]:
     return out
 
 
-def _segment_lengths(rig: _Rig, chain: list[str]) -> list[float]:
-    """Each chain bone's segment: its head to the next chain bone's head, the last one's to its tail."""
-    out = []
-    for i, n in enumerate(chain):
-        end = rig.bones[chain[i + 1]].head if i + 1 < len(chain) else rig.bones[n].tail
-        out.append(_norm(_vec(rig.bones[n].head, end)))
-    return out
-
-
-def _upper_and_forearm(rig: _Rig, chain: list[str], min_len: float) -> tuple[str, str] | None:
-    """The upper arm and forearm of an arm chain from the chest outwards: of the long bones, the two
-    in a row whose shorter is longest (a long clavicle is shorter than either arm bone; the chain may
-    end at the wrist, with no hand bone), or None when fewer than two bones are long."""
-    lengths = dict(zip(chain, _segment_lengths(rig, chain)))
+def _upper_and_forearm(rig: _Rig, chain: list[str], min_len: float, across) -> tuple[str, str] | None:
+    """The upper arm and forearm of an arm chain from the chest outwards: the first two long bones,
+    past a long clavicle (a first long bone starting near the body's middle, nearer than half as
+    far out as the next one, with two long bones after it); the chain may end at the wrist, with
+    no hand bone.  None when fewer than two bones are long.  ``across``: bone -> how far its head
+    lies to the side (_across)."""
     long = _long_bones(rig, chain, min_len)
     if len(long) < 2:
         return None
-    if len(long) == 2:
-        return long[0], long[1]
-    best = max(range(len(long) - 1), key=lambda i: (min(lengths[long[i]], lengths[long[i + 1]]), -i))
-    return long[best], long[best + 1]
+    if len(long) >= 3 and abs(across(long[0])) < 0.5 * abs(across(long[1])):
+        return long[1], long[2]
+    return long[0], long[1]
 
 
 def _across(rig: _Rig, thighs: list[str], pelvis: str):
@@ -535,6 +527,38 @@ def _across(rig: _Rig, thighs: list[str], pelvis: str):
         return lambda name: rig.bones[name].head_arm[0] - origin.head_arm[0]
     axis = [x / n for x in axis]
     return lambda name: _dot(_vec(origin.head, rig.bones[name].head), axis)
+
+
+def _chain_tip(rig: _Rig, name: str) -> str:
+    """The bone at the end of the longest chain of joints from ``name`` down (``name`` if a leaf)."""
+    b = rig.bones[name]
+    if not b.children:
+        return name
+    best = max(b.children, key=lambda c: (_norm(_vec(b.head, rig.bones[c].head)) + _reach(rig, c), c))
+    return _chain_tip(rig, best)
+
+
+def _reach(rig: _Rig, name: str) -> float:
+    """The longest chain of joints from ``name``'s head down through its descendants (head to head)."""
+    b = rig.bones[name]
+    return max((_norm(_vec(b.head, rig.bones[c].head)) + _reach(rig, c) for c in b.children), default=0.0)
+
+
+def _hanging_arms(rig: _Rig, spine_root: str, min_reach: float) -> tuple[str | None, list]:
+    """Where no two chains go sideways (arms hanging by the sides, as in most animated frames): the
+    first spine bone, walking up, with two branches besides the spine's own continuation (the child
+    rising highest) that reach ``min_reach`` or farther.  (chest, arm roots), or (None, [])."""
+    node = spine_root
+    while node is not None:
+        children = rig.bones[node].children
+        if not children:
+            break
+        up = max(children, key=lambda c: max(p[2] for p in rig.subtree_points(c)))
+        branches = [c for c in children if c != up and _reach(rig, c) >= min_reach]
+        if len(branches) >= 2:
+            return node, sorted(branches, key=lambda c: -_reach(rig, c))[:2]
+        node = up
+    return None, []
 
 
 def _left_from_feet(rig: _Rig, feet: list) -> list | None:
@@ -620,15 +644,19 @@ def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
         ups = [c for c in b.children]
         node = max(ups, key=lambda c: max(p[2] for p in rig.subtree_points(c))) if ups else None
     if chest is None:
+        chest, arms = _hanging_arms(rig, spine_root, 0.25 * H)
+    if chest is None:
         return bones, "no two arms go sideways from its spine"
     bones["chest"] = chest
     for root in arms[:2]:
-        # path to the bone farthest out to the side (the arm's tip)
-        cand = [root] + rig.descendants(root)
+        # the arm's tip: the bone farthest from the chest; on an animated frame read in place of the
+        # rest pose, the end of its longest chain of joints (a hanging arm's hand is no farther
+        # from the chest than its shoulder is)
         ch = rig.bones[chest].head
-        tip = max(cand, key=lambda n: sum((a - c) ** 2 for a, c in zip(rig.bones[n].head, ch)))
+        tip = _chain_tip(rig, root) if rig.animated else max(
+            [root] + rig.descendants(root), key=lambda n: sum((a - c) ** 2 for a, c in zip(rig.bones[n].head, ch)))
         chain = [root] + rig.path(root, tip) if tip != root else [root]
-        pair = _upper_and_forearm(rig, chain, 0.1 * H)
+        pair = _upper_and_forearm(rig, chain, 0.1 * H, across)
         if pair is None:
             continue
         side = "left" if leftness(pair[0], chest) > 0 else "right"
@@ -784,7 +812,9 @@ def _posed_rigs(obj, frames) -> list[tuple[int, _Rig]]:
     try:
         for f in frames:
             scene.frame_set(int(f))
-            out.append((int(f), _Rig(obj, posed=True)))
+            rig = _Rig(obj, posed=True)
+            rig.animated = True
+            out.append((int(f), rig))
     finally:
         scene.frame_set(keep[0], subframe=keep[1])
     return out
