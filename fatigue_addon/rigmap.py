@@ -501,18 +501,19 @@ def _long_bones(rig: _Rig, chain: list[str], min_len: float) -> list[str]:
     return out
 
 
-def _upper_and_forearm(rig: _Rig, chain: list[str], min_len: float, across) -> tuple[str, str] | None:
+def _upper_and_forearm(rig: _Rig, chain: list[str], min_len: float, across, medial: float) -> tuple[str, str] | None:
     """The upper arm and forearm of an arm chain from the chest outwards: the first two long bones,
-    past a long clavicle (a first long bone starting near the body's middle, nearer than half as
-    far out as the next one, with two long bones after it); the chain may end at the wrist, with
-    no hand bone.  None when fewer than two bones are long.  ``across``: bone -> how far its head
-    lies to the side (_across)."""
+    past a long clavicle (a first long bone whose head lies within ``medial`` of the body's middle,
+    ``across`` giving how far a bone's head lies to the side: _across).  The chain may end at the
+    wrist, with no hand bone: a last bone right after the upper arm is the forearm whatever its
+    tail (importers give leaf bones any length).  None when no two bones make an arm."""
     long = _long_bones(rig, chain, min_len)
-    if len(long) < 2:
-        return None
-    if len(long) >= 3 and abs(across(long[0])) < 0.5 * abs(across(long[1])):
-        return long[1], long[2]
-    return long[0], long[1]
+    arm = long[1:] if len(long) >= 2 and abs(across(long[0])) < medial else long
+    last = chain[-1]
+    if (len(arm) == 1 and not rig.bones[last].children and last != arm[0]
+            and chain.index(last) == chain.index(arm[0]) + 1):
+        arm = arm + [last]
+    return (arm[0], arm[1]) if len(arm) >= 2 else None
 
 
 def _across(rig: _Rig, thighs: list[str], pelvis: str):
@@ -656,7 +657,7 @@ def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
         tip = _chain_tip(rig, root) if rig.animated else max(
             [root] + rig.descendants(root), key=lambda n: sum((a - c) ** 2 for a, c in zip(rig.bones[n].head, ch)))
         chain = [root] + rig.path(root, tip) if tip != root else [root]
-        pair = _upper_and_forearm(rig, chain, 0.1 * H, across)
+        pair = _upper_and_forearm(rig, chain, 0.1 * H, across, min(abs(across(t)) for t in thighs))
         if pair is None:
             continue
         side = "left" if leftness(pair[0], chest) > 0 else "right"

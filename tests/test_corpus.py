@@ -153,3 +153,76 @@ def test_generic_names_opposite_numbering_no_hand_or_head_bake(addon, tmp_path):
         assert trip["round_trip_deg"] <= 1.0 and trip["round_trip_m"] <= 0.01, trip
     finally:
         addon.unregister()
+
+
+def _rest_as_a_line(obj):
+    """The rig's rest pose laid out as a horizontal line of bones along the armature's X (each
+    joint its old distance from its parent's further along), the animation re-keyed so that every
+    frame poses the bones exactly where they were: what a capture file whose offsets all lie along
+    the parent's X imports as."""
+    import bpy
+    import mathutils
+    import numpy as np
+
+    action = obj.animation_data.action
+    lo, hi = (int(round(x)) for x in action.frame_range)
+    frames = list(range(lo, hi + 1))
+    names = [b.name for b in sorted(obj.data.bones, key=lambda b: len(b.parent_recursive))]
+    posed = {}
+    for f in frames:
+        bpy.context.scene.frame_set(f)
+        posed[f] = {n: np.array(obj.pose.bones[n].matrix) for n in names}
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    edit = obj.data.edit_bones
+    old = {n: edit[n].head.copy() for n in names}
+    for n in names:
+        bone = edit[n]
+        if bone.parent is not None:
+            bone.head = edit[bone.parent.name].head + type(bone.head)(((old[n] - old[bone.parent.name]).length, 0.0, 0.0))
+        else:
+            bone.head = old[n]
+        bone.tail = bone.head + type(bone.head)((0.05, 0.0, 0.0))
+        bone.roll = 0.0
+    bpy.ops.object.mode_set(mode="OBJECT")
+    obj.animation_data.action = bpy.data.actions.new(action.name + ".line")
+    rest = {n: np.array(obj.data.bones[n].matrix_local) for n in names}
+    for f in frames:
+        for n in names:
+            parent = obj.data.bones[n].parent
+            base = rest[n] if parent is None else posed[f][parent.name] @ np.linalg.inv(rest[parent.name]) @ rest[n]
+            basis = np.linalg.inv(base) @ posed[f][n]
+            pb = obj.pose.bones[n]
+            pb.rotation_mode = "QUATERNION"
+            pb.location = basis[:3, 3]
+            pb.rotation_quaternion = mathutils.Matrix(basis[:3, :3].tolist()).to_quaternion()
+            pb.keyframe_insert("location", frame=f, group=n)
+            pb.keyframe_insert("rotation_quaternion", frame=f, group=n)
+    return obj
+
+
+@pytest.mark.skipif(GENERIC_SOURCE is None, reason="no Unreal-named glTF in the corpus beside this checkout")
+def test_generic_rig_whose_rest_is_a_line_is_found_in_its_animated_pose(addon, tmp_path):
+    """Generic names and a rest pose that is no human shape together: the chains are found by
+    topology and geometry in the animated body (arms hanging by the sides), and it bakes."""
+    import bpy
+
+    from fatigued_takes.fatigue_addon import anim, rigmap
+
+    obj = _rest_as_a_line(_generic_rig(GENERIC_SOURCE.path))
+    addon.register()
+    try:
+        mapping = rigmap.detect_mapping(obj)
+        assert mapping.required()["left_shoulder"] == "Skeleton_arm_joint_L__3_"
+        assert mapping.required()["right_elbow"] == "Skeleton_arm_joint_R__3_"
+        assert mapping.required()["neck"] == "Skeleton_torso_joint_5"
+        action = anim.active_action(obj)
+        scene = bpy.context.scene
+        start, end = corpus.bake_range(action, scene.render.fps / scene.render.fps_base, SECONDS)
+        cell = corpus.bake_one(obj, action, "fresh", start, end)
+        assert not cell["fell"], cell
+        assert sum("was not used" in w for w in cell["warnings"]) == 1, cell["warnings"]
+        trip = corpus.round_trip(obj, mapping, start, end, cell["height_m"])
+        assert trip["round_trip_deg"] <= 1.0 and trip["round_trip_m"] <= 0.01, trip
+    finally:
+        addon.unregister()
