@@ -24,10 +24,10 @@ Detection, in order:
 3. Geometry, for whatever names did not find: the rest pose is read in world space; limbs
    reaching the floor are legs, the two of them meet at the pelvis, the spine rises from it,
    and the bone where two long chains go sideways (along the line through the hips) is the
-   chest.  Whatever the numbering of the names, an arm's upper arm and forearm are the two long
-   bones in a row whose shorter is longest (a long clavicle is shorter than both); an arm ending
-   at the wrist or a spine ending at the neck is a shorter chain.  Left is where the toes point
-   from, else +X of the armature (Blender's convention for ``.L`` bones).
+   chest.  Whatever the numbering of the names, an arm's upper arm and forearm are its first two
+   long bones past a clavicle (a long bone starting within the hips' half-width of the middle);
+   an arm ending at the wrist or a spine ending at the neck is a shorter chain.  Left is where
+   the toes point from, else +X of the armature (Blender's convention for ``.L`` bones).
 4. The animated pose, where the rest pose is no humanoid (a BVH whose offsets all lie along the
    parent's X: its rest is a horizontal line of bones, every animated frame an upright person):
    the same detection on frames spread over the assigned action, and what most of them agree on
