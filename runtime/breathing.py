@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import proxy, quat
+from . import proxy, quat, repeatable
 from .take import Take
 
 REST_RATE = 14.0     # breaths/min at rest (12-15; textbook)
@@ -85,7 +85,7 @@ def breath_series(take: Take) -> tuple[np.ndarray, np.ndarray]:
     rate = REST_RATE + (PEAK_RATE - REST_RATE) * level
     depth = breath_depth(rate)
     phase = 2.0 * math.pi * np.concatenate([[0.0], np.cumsum(rate[:-1] / 60.0 / take.fps)])
-    return depth * 0.5 * (1.0 - np.cos(phase)), rate
+    return depth * 0.5 * (1.0 - repeatable.cos(phase)), rate
 
 
 def breathe(take: Take, still: np.ndarray | None = None) -> Take:
