@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..runtime import fatigue_params, metrics, proxy
-from ..runtime.fatigue import MAX_RATE
-from ..runtime.floor import FEET_ONLY
-from ..runtime.tempo import MAX_STRETCH
-from ..runtime.request import (HEIGHT_RANGE, MASS_RANGE, SimulationRequest, effort_economy_problem, height_problem,
-                               mass_problem)
+from ..runtime.fatigue import params as fatigue_params
+from ..runtime.motion import metrics
+from ..runtime.body import proxy
+from ..runtime.fatigue.model import MAX_RATE
+from ..runtime.reference.support import FEET_ONLY
+from ..runtime.fatigue.tempo import MAX_STRETCH
+from ..runtime.request import HEIGHT_RANGE, MASS_RANGE, SimulationRequest, effort_economy_problem, height_problem, mass_problem
 from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
 from .checks import BakeInputError
 
@@ -280,8 +281,8 @@ def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: fl
     """FatigueSchedule for a take starting at ``frame_start``: the keyed values (``curves``, F-curves
     of ``fatigue_settings.*``) for ``frames`` take frames (the source range stretched by up to
     MAX_STRETCH, since a tired take is longer)."""
-    from ..runtime import schedule as rschedule
-    from ..runtime.fatigue import FatigueParameterError
+    from ..runtime.fatigue import schedule as rschedule
+    from ..runtime.errors import FatigueParameterError
 
     if settings.preset == "FRESH":
         return None                 # fatigue off: the physics alone
@@ -368,7 +369,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
             raise BakeInputError(f"Mass is {mass!r} kg: set {MASS_RANGE[0]:g} to {MASS_RANGE[1]:g} kg in the Fatigue panel")
         t1 = time.perf_counter()
         plan = body_plan(obj, settings, mapping)
-        from ..runtime.anthropometry import standing_pelvis_height
+        from ..runtime.body.anthropometry import standing_pelvis_height
 
         pelvis = standing_pelvis_height(plan, height)
         clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height, pelvis_height=pelvis)
@@ -489,7 +490,7 @@ def policy_path(settings) -> str | None:
     """The shipped SRB policy's file when the settings ask for it (checked before anything runs)."""
     if getattr(settings, "foot_placement", "RULE") != "POLICY":
         return None
-    from ..runtime import policy
+    from ..runtime.srb import policy
 
     if not policy.DEFAULT_MODEL.is_file() or not policy.DEFAULT_MODEL.with_suffix(".json").is_file():
         raise BakeInputError(f"the shipped policy {policy.DEFAULT_MODEL.name} is missing: reinstall the "
@@ -500,7 +501,7 @@ def policy_path(settings) -> str | None:
 def body_plan(obj, settings, mapping: dict):
     """The proxy's proportions: measured on the rig's rest pose (scale-free: lengths over the rig's
     height) with de Leva masses, or None for the default humanoid."""
-    from ..runtime import anthropometry
+    from ..runtime.body import anthropometry
 
     if settings.proportions != "RIG":
         return None
@@ -642,8 +643,8 @@ def write(context, job: BakeJob, take) -> dict:
 
 
 def engine_label(name: str) -> str:
-    """runtime.engine's name of the engine that ran -> its label (the panel and the batch say it)."""
-    from ..runtime.engine import LABELS
+    """runtime.engines.chooser's name of the engine that ran -> its label (the panel and the batch say it)."""
+    from ..runtime.engines.chooser import LABELS
 
     return LABELS.get(name, name or "unknown")
 

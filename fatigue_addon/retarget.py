@@ -18,7 +18,7 @@ Method (independent of the rig's rest pose, units and orientation; see rig_space
   stands along all through its motion: rig_space.motion_up) and turns the rig's facing (its rest
   pose's, or the first frame's when the rest pose lies down) onto the proxy's +X.
 * ``C_j``: the proxy link's world orientation when the proxy stands LIKE THE RIG'S REST POSE:
-  starting from the proxy rest pose (facing +X, up +Z, ``runtime.clip.Y_UP_TO_Z_UP`` at the root,
+  starting from the proxy rest pose (facing +X, up +Z, ``runtime.motion.clip.Y_UP_TO_Z_UP`` at the root,
   every joint identity, arms hanging down) each segment is swung, down the chain, by the minimal
   rotation that points it along the rig bone's rest direction in ``Fr`` (segment ends come from
   the next joint's head: importers make bone tails any length), then turned by ``A Fr``.  Feet
@@ -56,8 +56,9 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..runtime import clip as rclip
-from ..runtime import proxy, quat, repeatable
+from ..runtime.motion import clip as rclip
+from ..runtime.body import proxy
+from ..runtime.maths import quat, repeatable
 from . import anim, rig_space, rigmap
 from .checks import BakeInputError
 
@@ -522,7 +523,7 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     """Sample ``obj``'s assigned action over [frame_start, frame_end] into a proxy-space Clip.
 
     ``mapping``: a ``rigmap.Mapping`` or a dict key -> bone name.  ``proxy_height`` defaults to
-    ``runtime.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".  ``pelvis_height``:
+    ``runtime.body.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".  ``pelvis_height``:
     the simulated body's pelvis above its soles standing straight (m; default: the default
     proportions' at ``proxy_height``), where the rig's standing pelvis is put.
     Returns ``(Clip, RetargetInfo)``; raises RetargetError / RigMappingError (one line) on bad input.
@@ -809,7 +810,7 @@ def rig_size(obj, mapping) -> "rig_space.RigMeasure":
 
 
 def rig_segment_lengths(obj, mapping: dict) -> dict[str, float]:
-    """Rest-pose segment lengths (world metres) of the mapped skeleton for ``runtime.anthropometry``:
+    """Rest-pose segment lengths (world metres) of the mapped skeleton for ``runtime.body.anthropometry``:
     thigh, shank and upper arm from joint to joint (mapped bone heads), hip and shoulder width
     between the left and right joints, left and right averaged; the trunk from the hip joints to
     the neck joint.  Only what the mapping pins down: where the forearm ends (twist bones, hands)
@@ -840,7 +841,7 @@ def rig_segment_lengths(obj, mapping: dict) -> dict[str, float]:
     # default has them, so a short-trunked character does not carry a long heavy trunk.
     hips, neck = (joint("right_hip"), joint("left_hip")), joint("neck")
     if all(p is not None for p in hips) and neck is not None:
-        from ..runtime.anthropometry import default_lengths
+        from ..runtime.body.anthropometry import default_lengths
 
         trunk = float(np.linalg.norm(neck - 0.5 * (hips[0] + hips[1])))
         ref = default_lengths()

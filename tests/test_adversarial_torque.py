@@ -10,10 +10,16 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from runtime import clip as C  # noqa: E402
-from runtime import kinematics, playback, prepare, proxy, quat, samcon, schedule, stretches  # noqa: E402
+from runtime.motion import clip as C  # noqa: E402
+from runtime.engines import chooser
+from runtime.reference import playback, prepare
+from runtime.body import proxy
+from runtime.maths import quat
+from runtime.torque import samcon
+from runtime.fatigue import schedule
+from runtime.floor import stretches  # noqa: E402
 from runtime.simulate import SimulationError, simulate  # noqa: E402
-from runtime.tempo import MAX_STRETCH  # noqa: E402
+from runtime.fatigue.tempo import MAX_STRETCH  # noqa: E402
 
 FEW_SAMPLES = partial(samcon.SamconSettings, samples=60, keep=6)
 
@@ -31,7 +37,7 @@ def _jump_capture(frames: int, slower: float = 5.0) -> C.Clip:
 
 
 def _support(clip, engine="mujoco"):
-    return prepare.prepare(clip, kinematics.shared(engine=engine), proxy.DEFAULT_MASS).support
+    return prepare.prepare(clip, chooser.shared_kinematics(engine=engine), proxy.DEFAULT_MASS).support
 
 
 def test_a_slow_motion_capture_with_one_flight_is_refused_in_torque_mode_for_what_it_is():
@@ -40,7 +46,7 @@ def test_a_slow_motion_capture_with_one_flight_is_refused_in_torque_mode_for_wha
     torque mode told the animator to bake in SRB mode.  Both modes judge it slow motion, and
     torque mode, which keeps nothing as keyed, names the fix: import at the file's frame rate."""
     capture = _jump_capture(126)
-    assert playback.slowdown(kinematics.shared(engine="mujoco").analyse(capture)) is None     # too few flights
+    assert playback.slowdown(chooser.shared_kinematics(engine="mujoco").analyse(capture)) is None     # too few flights
     support = _support(capture)
     assert support.shares()["raised_feet"] == 0.0 and support.shares()["slow_motion"] > 0.2
     assert support.described(floor_work=True)[0].startswith("slow motion")
@@ -90,7 +96,7 @@ def test_a_cartwheel_whose_hands_stop_short_of_the_floor_is_floor_work_not_slow_
     support = _support(cartwheel, engine)
     assert support.shares()["slow_motion"] == 0.0 and not support.unseen
     assert support.reaching.any() and support.described(floor_work=True)[0].startswith("hands, knees or back")
-    on_floor = stretches.floor_frames(kinematics.shared(engine=engine).analyse(cartwheel), support)
+    on_floor = stretches.floor_frames(chooser.shared_kinematics(engine=engine).analyse(cartwheel), support)
     assert 0.3 < on_floor.mean() < 0.5
     take = simulate(cartwheel, None, engine=engine)
     assert not take.fell and "slow motion" not in take.notes["support"]

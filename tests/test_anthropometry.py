@@ -8,8 +8,9 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from runtime import anthropometry as anth
-from runtime import proxy
+from runtime.body import anthropometry as anth
+from runtime.body import proxy
+from runtime.engines import pybullet_body
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "fatigue_literature.json"
 
@@ -22,7 +23,7 @@ def test_shipped_table_matches_the_shared_reference():
 
 def _load(plan=None, height=proxy.DEFAULT_HEIGHT):
     cid = p.connect(p.DIRECT)
-    body, links = proxy.load_body(cid, height, plan=plan)
+    body, links = pybullet_body.load_body(cid, height, plan=plan)
     return cid, body, links
 
 

@@ -41,7 +41,7 @@ def walk_rig(seconds=WALK_SECONDS, fingers=False, mesh=True, fps=30, fps_base=1.
     rig = rigs.mixamo_rig(fingers=fingers)
     obj = rig.obj
     rt, rigmap, rclip, anim = (mod("fatigue_addon.retarget"), mod("fatigue_addon.rigmap"),
-                               mod("runtime.clip"), mod("fatigue_addon.anim"))
+                               mod("runtime.motion.clip"), mod("fatigue_addon.anim"))
     mapping = rigmap.detect_mapping(obj)
     _, info = rt.action_to_clip(obj, mapping, 1, 20)
     walk = rclip.load_deepmimic(rclip.deepmimic_clip_path("walk")).repeated(seconds).resampled(fps / fps_base)
@@ -226,7 +226,7 @@ def test_a_take_too_tired_to_finish_says_so(registered_addon, monkeypatch):
 
 
 def test_torque_mode_bakes_the_whole_body_with_no_root_help(registered_addon):
-    """Torque mode is the sampler (runtime.samcon) behind the same button: a new take, fatigue
+    """Torque mode is the sampler (runtime.torque.samcon) behind the same button: a new take, fatigue
     curves, nothing on the root, and the Last Bake panel says how it was done and what it cost."""
     obj, _, mapping = walk_rig(seconds=0.5, mesh=False)
     tired(obj)
@@ -306,7 +306,7 @@ def test_bake_is_one_undo_step(registered_addon):
 
 def test_keyed_fitness_and_body_parts_shape_the_schedule(registered_addon):
     obj, _, _ = walk_rig(seconds=1.0, mesh=False)
-    bake, proxy = mod("fatigue_addon.bake"), mod("runtime.proxy")
+    bake, proxy = mod("fatigue_addon.bake"), mod("runtime.body.proxy")
     s = obj.fatigue_settings
     s.fitness = 1.0
     obj.keyframe_insert("fatigue_settings.fitness", frame=1)

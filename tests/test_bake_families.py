@@ -23,7 +23,7 @@ def test_every_family_bakes_a_tired_walk(registered_addon, family):
     rig = rigs.build(family)
     obj = rig.obj
     rt, rigmap, rclip, anim, bake = (mod("fatigue_addon.retarget"), mod("fatigue_addon.rigmap"),
-                                     mod("runtime.clip"), mod("fatigue_addon.anim"), mod("fatigue_addon.bake"))
+                                     mod("runtime.motion.clip"), mod("fatigue_addon.anim"), mod("fatigue_addon.bake"))
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = 30, 1.0
     mapping = rigmap.detect_mapping(obj)
@@ -66,7 +66,7 @@ def test_every_family_measures_the_same_segment_lengths(registered_addon, family
     mapping = rigmap.detect_mapping(rig.obj)
     lengths = rt.rig_segment_lengths(rig.obj, mapping)
     if family == "rigify":
-        default = mod("runtime.anthropometry").default_lengths(rt.rig_size(rig.obj, mapping).stature)
+        default = mod("runtime.body.anthropometry").default_lengths(rt.rig_size(rig.obj, mapping).stature)
         ratios = {k: v / default[k] for k, v in lengths.items()}
         assert set(ratios) == {"thigh", "shank", "upper_arm", "hip_width", "shoulder_width", "pelvis", "chest"}
         assert all(0.7 < r < 1.4 for r in ratios.values()), ratios

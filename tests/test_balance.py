@@ -1,4 +1,4 @@
-"""runtime.balance: whether flat feet can carry a clip as given (planted-foot tilt, where the
+"""runtime.reference.balance: whether flat feet can carry a clip as given (planted-foot tilt, where the
 centre of pressure must be)."""
 from dataclasses import replace
 from types import SimpleNamespace
@@ -6,8 +6,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from runtime import balance, proxy, quat
-from runtime import reference as srb_reference
+from runtime.reference import balance
+from runtime.body import proxy
+from runtime.maths import quat
+from runtime.reference import reference as srb_reference
 from test_srb import body, idle_clip, kin  # noqa: F401 (fixtures: the proxy's kinematics and SRB body)
 
 

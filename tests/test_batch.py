@@ -273,7 +273,7 @@ def test_a_crashing_take_fails_alone_and_a_hung_take_is_stopped(shots, tmp_path,
 
 
 def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(registered_addon):
-    from runtime import policy as pol
+    from runtime.srb import policy as pol
 
     if not pol.DEFAULT_MODEL.is_file():
         pytest.skip("no shipped SRB policy in models/")
@@ -303,7 +303,7 @@ def test_effort_economy_reaches_the_simulation_in_both_backends_and_the_file_kee
     process reads it from the request and gives the same take as the in-process run."""
     obj, _, _ = walk_rig(seconds=1.0, mesh=False)
     s = obj.fatigue_settings
-    from runtime import srb
+    from runtime.srb import simulator as srb
 
     assert s.effort_economy == srb.SrbSettings().effort_economy
     assert bpy.ops.fatigue.bake_take(armature=obj.name, effort_economy=0.0, take_name="walk.stubborn") == {"FINISHED"}

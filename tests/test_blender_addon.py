@@ -29,8 +29,8 @@ CHAIN = (
 
 
 def fatigue_params():
-    """runtime.fatigue_params as the add-on imported it (same module object)."""
-    return importlib.import_module(f"{ADDON}.runtime.fatigue_params")
+    """runtime.fatigue.params as the add-on imported it (same module object)."""
+    return importlib.import_module(f"{ADDON}.runtime.fatigue.params")
 
 
 def anim_module():

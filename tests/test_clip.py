@@ -5,8 +5,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from runtime import clip as C
-from runtime import kinematics, proxy, quat
+from runtime import errors
+from runtime.motion import clip as C
+from runtime.engines import kinematics
+from runtime.body import proxy
+from runtime.maths import quat
 
 
 @pytest.fixture(scope="module")
@@ -81,19 +84,19 @@ def test_bad_motion_is_rejected_with_the_fix(tmp_path):
                 joint_rots=np.tile(quat.IDENTITY, (T, 12, 1)))
     bad_pos = good["root_pos"].copy()
     bad_pos[3, 1] = np.nan
-    with pytest.raises(C.ClipError, match="frame 3"):
+    with pytest.raises(errors.ClipError, match="frame 3"):
         C.Clip(**(good | {"root_pos": bad_pos}))
-    with pytest.raises(C.ClipError, match="at least 2"):
+    with pytest.raises(errors.ClipError, match="at least 2"):
         C.Clip(**(good | {"root_pos": good["root_pos"][:1], "root_rot": good["root_rot"][:1],
                           "joint_rots": good["joint_rots"][:1]}))
-    with pytest.raises(C.ClipError, match="fps"):
+    with pytest.raises(errors.ClipError, match="fps"):
         C.Clip(**(good | {"fps": 0.0}))
     f = tmp_path / "broken.txt"
     f.write_text(json.dumps({"Loop": "none", "Frames": [[0.1, 0, 0, 0]]}))
-    with pytest.raises(C.ClipError, match="44 columns"):
+    with pytest.raises(errors.ClipError, match="44 columns"):
         C.load_deepmimic(f)
     f.write_text("not json")
-    with pytest.raises(C.ClipError, match="cannot read"):
+    with pytest.raises(errors.ClipError, match="cannot read"):
         C.load_deepmimic(f)
 
 

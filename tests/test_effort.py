@@ -1,14 +1,17 @@
-"""Effort economy (runtime.effort) and the setup chain (runtime.prepare) through their public calls."""
+"""Effort economy (runtime.fatigue.effort) and the setup chain (runtime.reference.prepare) through their public calls."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from runtime import clip as C
-from runtime import effort, kinematics, prepare, proxy
-from runtime.body import body_from_proxy
-from runtime.clip import revolute_angle
-from runtime.limbs import LIMB_JOINTS
+from runtime.motion import clip as C
+from runtime.fatigue import effort
+from runtime.engines import chooser
+from runtime.reference import prepare
+from runtime.body import proxy
+from runtime.reference.rigid_body import body_from_proxy
+from runtime.motion.clip import revolute_angle
+from runtime.engines.limbs import LIMB_JOINTS
 
 
 def test_a_torque_costs_nothing_extra_fresh_and_more_the_less_capacity_is_left():
@@ -25,7 +28,7 @@ def test_legs_hold_more_while_the_body_sinks_than_while_it_rises():
 
 
 def test_fresh_knees_do_not_sag_and_tired_ones_sag_at_a_bounded_rate():
-    body = body_from_proxy(kinematics.shared())
+    body = body_from_proxy(chooser.shared_kinematics())
     names = [j.name for j in proxy.DEFAULT_JOINTS]
     knees = effort.KneeSag([names.index("right_knee"), names.index("left_knee")])
     joints = np.tile([0.0, 0.0, 0.0, 1.0], (len(names), 1))
@@ -102,7 +105,7 @@ def test_the_proxy_s_knees_bend_the_way_the_yield_bends_them():
 
 
 def test_the_setup_chain_says_what_holds_the_body_up():
-    kin = kinematics.shared()
+    kin = chooser.shared_kinematics()
     walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
     crawl = C.load_deepmimic(C.deepmimic_clip_path("crawl"))
     walking = prepare.prepare(walk, kin)

@@ -10,10 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime import anthropometry, body_description, engine, proxy, schedule, simulate
-from runtime import clip as clips
-from runtime.kinematics import Kinematics
-from runtime.mujoco_proxy import MujocoKinematics
+from runtime import errors
+from runtime.body import anthropometry, description as body_description, proxy
+from runtime.engines import chooser as engine, pybullet_body
+from runtime.fatigue import schedule
+from runtime import simulate
+from runtime.motion import clip as clips
+from runtime.engines.kinematics import Kinematics
+from runtime.engines.mujoco_proxy import MujocoKinematics
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,7 +34,7 @@ def test_the_description_has_the_masses_and_inertias_pybullet_gives_the_urdf(pla
 
     client = pybullet.connect(pybullet.DIRECT)
     try:
-        body, links = proxy.load_body(client, 1.8, plan=plan)
+        body, links = pybullet_body.load_body(client, 1.8, plan=plan)
         described = {link.name: link for link in body_description.proxy_links(1.8, plan)}
         for name, j in links.items():
             mass, _, inertia, com = pybullet.getDynamicsInfo(body, j, physicsClientId=client)[:4]
@@ -105,22 +109,22 @@ def test_engine_choice_and_its_messages(monkeypatch):
     assert engine.resolve("auto") == "pybullet"          # both import here: PyBullet first
     assert engine.resolve(None) == "pybullet"
     assert engine.resolve("MuJoCo") == "mujoco"
-    with pytest.raises(engine.EngineMissing, match="unknown physics engine 'havok'"):
+    with pytest.raises(errors.EngineMissing, match="unknown physics engine 'havok'"):
         engine.resolve("havok")
     monkeypatch.setitem(engine._probed, "pybullet", False)
     assert engine.resolve("auto") == "mujoco"
-    with pytest.raises(engine.EngineMissing) as missing:
+    with pytest.raises(errors.EngineMissing) as missing:
         engine.resolve("pybullet")
     assert "\n" not in str(missing.value) and "Physics engine" in str(missing.value)
     monkeypatch.setitem(engine._probed, "mujoco", False)
-    with pytest.raises(engine.EngineMissing, match="no physics engine imports"):
+    with pytest.raises(errors.EngineMissing, match="no physics engine imports"):
         engine.resolve("auto")
-    with pytest.raises(simulate.SimulationError, match="no physics engine imports"):
+    with pytest.raises(errors.SimulationError, match="no physics engine imports"):
         simulate.simulate(_clip("walk", 1.0))
 
 
 def test_torque_mode_says_it_needs_mujoco():
-    with pytest.raises(simulate.SimulationError, match="torque mode runs on MuJoCo"):
+    with pytest.raises(errors.SimulationError, match="torque mode runs on MuJoCo"):
         simulate.simulate(_clip("walk", 1.0), mode="torque", engine="pybullet")
 
 
@@ -134,7 +138,8 @@ def test_without_pybullet_a_take_runs_on_mujoco():
                     raise ModuleNotFoundError(name, name=name)
         sys.meta_path.insert(0, NoPybullet())
         sys.path.insert(0, {str(ROOT)!r})
-        from runtime import clip, simulate
+        from runtime import simulate
+        from runtime.motion import clip
         c = clip.load_deepmimic(clip.deepmimic_clip_path("walk"))
         take = simulate.simulate(c, seconds=2.0)
         assert "pybullet" not in sys.modules
@@ -149,15 +154,15 @@ def test_without_pybullet_a_take_runs_on_mujoco():
 def test_an_unstable_mujoco_body_stops_the_take_in_one_line(tmp_path, monkeypatch):
     """MuJoCo resets a body whose state blows up and would go on from rest; the take stops
     instead, in one line, and no MUJOCO_LOG.TXT lands in the user's folder."""
-    from runtime import quat
-    from runtime.mujoco_limbs import MujocoLimbSimulator
+    from runtime.maths import quat
+    from runtime.engines.mujoco_limbs import MujocoLimbSimulator
 
     monkeypatch.chdir(tmp_path)
     sim = MujocoLimbSimulator()
     poses = np.tile(quat.IDENTITY, (len(proxy.DEFAULT_JOINTS), 1))
     sim.reset([0.0, 0.0, 1.0], quat.IDENTITY, poses)
     sim.data.qvel[:] = 1e12
-    with pytest.raises(simulate.SimulationError) as failed:
+    with pytest.raises(errors.SimulationError) as failed:
         sim.step([0.0, 0.0, 1.0], quat.IDENTITY, np.zeros(3), poses, np.zeros((len(poses), 3)),
                  np.full(len(sim.dofs), 50.0), 1.0 / 60.0)
     assert "became unstable" in str(failed.value) and "\n" not in str(failed.value)

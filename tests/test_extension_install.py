@@ -95,7 +95,7 @@ def test_zip_contents(built_zips):
         names = _names(path)
         for required in ("blender_manifest.toml", "__init__.py", "fatigue_addon/__init__.py",
                          "operators/__init__.py", "panels/__init__.py", "runtime/__init__.py",
-                         "runtime/fatigue_params.py", "runtime/data/humanoid.urdf"):
+                         "runtime/fatigue/params.py", "runtime/data/humanoid.urdf"):
             assert required in names, f"{required} missing from {path.name}"
         leaked = [n for n in names if any(n.startswith(p) or f"/{p}" in n for p in NEVER_SHIPPED)]
         leaked += [n for n in names if n.endswith(".pyc") or n in ("fatigue", "pytest.ini", ".gitignore")]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime import validation
-from runtime.fatigue import FORMULATIONS, FatigueParameterError, ThreeCompartmentModel
+from runtime.fatigue import validation
+from runtime.fatigue.model import FORMULATIONS, FatigueParameterError, ThreeCompartmentModel
 
 rates = st.floats(1e-4, 5.0)
 big_rates = st.floats(10.0, 50.0)

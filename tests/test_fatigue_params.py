@@ -5,8 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime import fatigue_params, proxy, schedule
-from runtime.fatigue import FatigueParameterError
+from runtime.fatigue import params as fatigue_params, schedule
+from runtime.body import proxy
+from runtime.fatigue.model import FatigueParameterError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "fatigue_literature.json"
 

@@ -1,10 +1,13 @@
-"""Which part of a standing foot carries the load (runtime.feet.bearing_corners)."""
+"""Which part of a standing foot carries the load (runtime.srb.feet.bearing_corners)."""
 import numpy as np
 import pytest
 
-from runtime import feet, floor, kinematics, quat
-from runtime import body as srb_body
-from runtime.rotation import quat_matrix
+from runtime.srb import feet
+from runtime.reference import support
+from runtime.engines import kinematics
+from runtime.maths import quat
+from runtime.reference import rigid_body as srb_body
+from runtime.maths.rotation import quat_matrix
 
 FLOOR = 0.0
 NEAR = 0.02          # m: contact height
@@ -31,7 +34,7 @@ def _foot(sole, pitch_deg: float = 0.0, roll_deg: float = 0.0, lift: float = 0.0
 
 
 def _polygon_margin(corners, point):
-    return floor.inside_support(point, corners[:, :2]) if len(corners) >= 3 else -np.inf
+    return support.inside_support(point, corners[:, :2]) if len(corners) >= 3 else -np.inf
 
 
 def test_a_flat_foot_on_the_floor_bears_on_its_whole_sole(sole):
@@ -91,7 +94,7 @@ def test_a_push_off_the_toes_stays_on_the_toes_when_its_load_is_there(sole):
 
 
 def test_how_long_the_source_stands_on_one_foot_alone():
-    from runtime.reference import alone_spans
+    from runtime.reference.reference import alone_spans
 
     contact = np.array([[1, 1], [1, 0], [1, 0], [1, 0], [1, 1], [0, 1], [0, 0], [1, 0]], dtype=bool)
     span = alone_spans(contact, fps=10.0)

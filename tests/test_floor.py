@@ -5,10 +5,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from runtime import clip as C
-from runtime import floor, proxy, quat, schedule, simulate
+from runtime.motion import clip as C
+from runtime.floor import work as floor
+from runtime.reference import support
+from runtime.body import proxy
+from runtime.maths import quat
+from runtime.fatigue import schedule
+from runtime import simulate
 
-G = floor.GRAVITY
+G = support.GRAVITY
 
 
 def _two_links(hip_touches: bool):
@@ -93,12 +98,12 @@ def test_floor_work_rests_only_in_a_pose_that_costs_little():
 
 def test_outside_support_measures_the_distance_to_the_hull():
     square = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.5, 0.5]])
-    assert floor.outside_support(np.array([0.3, 0.6]), square) == 0.0
-    assert floor.outside_support(np.array([1.5, 0.5]), square) == pytest.approx(0.5)
-    assert floor.outside_support(np.array([2.0, 2.0]), square) == pytest.approx(np.sqrt(2.0))
-    assert floor.outside_support(np.array([0.5, 1.0]), square[:2]) == pytest.approx(1.0)   # a segment
-    assert floor.outside_support(np.array([0.0, 3.0]), square[:1]) == pytest.approx(3.0)   # a point
-    assert floor.outside_support(np.zeros(2), np.zeros((0, 2))) == float("inf")
+    assert support.outside_support(np.array([0.3, 0.6]), square) == 0.0
+    assert support.outside_support(np.array([1.5, 0.5]), square) == pytest.approx(0.5)
+    assert support.outside_support(np.array([2.0, 2.0]), square) == pytest.approx(np.sqrt(2.0))
+    assert support.outside_support(np.array([0.5, 1.0]), square[:2]) == pytest.approx(1.0)   # a segment
+    assert support.outside_support(np.array([0.0, 3.0]), square[:1]) == pytest.approx(3.0)   # a point
+    assert support.outside_support(np.zeros(2), np.zeros((0, 2))) == float("inf")
 
 
 def seated_typist(seconds: float = 6.0) -> C.Clip:
@@ -127,14 +132,15 @@ def seated_typist(seconds: float = 6.0) -> C.Clip:
 def test_a_seated_character_is_held_by_its_seat_not_its_legs():
     """Feet on the floor and nothing else: carried by its feet, a tired sitter's legs held the
     whole body in a squat and it fell within 4 s.  The unseen seat now carries it."""
-    from runtime import kinematics, lowpass
+    from runtime.engines import kinematics
+    from runtime.maths import lowpass
 
     with kinematics.Kinematics() as kin:
         ck = kin.analyse(seated_typist())
-        assert floor.held_elsewhere(ck, lowpass.derivative(ck.com, ck.fps)).mean() > 0.9
+        assert support.held_elsewhere(ck, lowpass.derivative(ck.com, ck.fps)).mean() > 0.9
         for name in ("walk", "punch", "kick", "dance_b", "spin"):     # standing motion stands on its feet
             other = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path(name)))
-            assert not floor.held_elsewhere(other, lowpass.derivative(other.com, other.fps)).any(), name
+            assert not support.held_elsewhere(other, lowpass.derivative(other.com, other.fps)).any(), name
     take = simulate.simulate(seated_typist(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
     assert not take.fell and take.mode == "srb-reference-follow"
     assert "does not show" in take.notes["pelvis_and_legs"]
@@ -161,18 +167,19 @@ def walk_off_a_box(height: float = 0.2) -> C.Clip:
 def test_feet_on_an_unseen_box_are_what_carries_the_body():
     """The floor is one level per clip (where the feet return to).  Started on a box the body
     was in the air, dropped and fell within 0.4 s, fresh; now the feet on the box carry it."""
-    from runtime import kinematics, lowpass
+    from runtime.engines import kinematics
+    from runtime.maths import lowpass
 
     with kinematics.Kinematics() as kin:
         ck = kin.analyse(walk_off_a_box())
         acc = lowpass.derivative(lowpass.derivative(ck.com, ck.fps), ck.fps)
-        raised = floor.raised_feet(ck, acc, floor.hanging_hands(ck, acc))
+        raised = support.raised_feet(ck, acc, support.hanging_hands(ck, acc))
         t = np.arange(len(raised)) / ck.fps
         assert raised[t < 1.4].any(axis=1).mean() > 0.9 and not raised[t > 2.0].any()
         for name in ("walk", "run", "jump", "kick", "dance_a", "dance_b", "spin", "backflip", "spinkick"):
             other = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path(name)))      # real flights fall freely
             other_acc = lowpass.derivative(lowpass.derivative(other.com, other.fps), other.fps)
-            assert not floor.raised_feet(other, other_acc, floor.hanging_hands(other, other_acc)).any(), name
+            assert not support.raised_feet(other, other_acc, support.hanging_hands(other, other_acc)).any(), name
     take = simulate.simulate(walk_off_a_box(), None, out_fps=30)
     # on the box the feet on it carry the body (pose as keyed); off it, the walk's balance is simulated
     assert not take.fell and take.mode == "srb" and 0.3 < take.stats["floor_work"] < 0.6
@@ -224,18 +231,19 @@ def test_a_capture_in_slow_motion_is_named_slow_motion_not_a_box_or_a_seat():
     pelvis): both are slow motion, kept as keyed; the same clips in real time are not."""
     from dataclasses import replace
 
-    from runtime import kinematics, lowpass
+    from runtime.engines import kinematics
+    from runtime.maths import lowpass
 
-    def support(clip):
+    def support_of(clip):
         with kinematics.Kinematics() as kin:
             ck = kin.analyse(clip)
             vel = lowpass.derivative(ck.com, ck.fps)
-            return floor.find_support(ck, vel, lowpass.derivative(vel, ck.fps))
+            return support.find_support(ck, vel, lowpass.derivative(vel, ck.fps))
 
     for name in ("jump", "kick"):
         clip = C.load_deepmimic(C.deepmimic_clip_path(name))
-        assert not support(clip).floor_work, name
-        slow = support(replace(clip, fps=clip.fps / 5))
+        assert not support_of(clip).floor_work, name
+        slow = support_of(replace(clip, fps=clip.fps / 5))
         assert slow.slow.any() and not slow.raised.any() and not slow.held.any(), name
         assert slow.described()[0].startswith("slow motion"), name
         assert "Update Scene FPS" in slow.described()[1]

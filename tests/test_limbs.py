@@ -4,8 +4,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from runtime import clip as C
-from runtime import metrics, proxy, quat, schedule, simulate
+from runtime.motion import clip as C
+from runtime.motion import metrics
+from runtime.body import proxy
+from runtime.maths import quat
+from runtime.fatigue import schedule
+from runtime import simulate
 
 
 def arms_out_clip(seconds: float = 6.0) -> C.Clip:
@@ -49,7 +53,7 @@ def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range(engine):
     """A back or neck too weak to hold the body up bends until passive tissue carries it; before
     the end of range existed the chest of this take turned 60-180 deg, swinging round the joint.
     On either engine (the head swings 2.4 degrees past where it settles on PyBullet, 3.5 on MuJoCo)."""
-    from runtime import limbs
+    from runtime.engines import limbs
 
     clip = arms_out_clip(4.0)
     parts = proxy.dof_body_parts()
@@ -75,11 +79,11 @@ def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range(engine):
 
 
 def test_end_of_range_yields_to_a_source_pose_beyond_it():
-    from runtime import limbs
+    from runtime.engines import limbs
 
     bent = quat.from_axis_angle([0, 0, 1.0], np.radians(100.0))
     q = limbs._within(bent.tolist(), np.radians(80.0))
-    assert np.degrees(limbs._axis_angle(q)[1]) == pytest.approx(80.0)
+    assert np.degrees(limbs.axis_angle(q)[1]) == pytest.approx(80.0)
     assert np.allclose(np.cross(q[:3], [0, 0, 1.0]), 0.0) and q[2] > 0   # turned back along its own axis
     assert limbs._within(bent.tolist(), np.radians(120.0)) == bent.tolist()
     sim = limbs.LimbSimulator()
@@ -106,7 +110,7 @@ def test_kinematic_upper_body_option_follows_the_reference():
 def test_the_upper_body_weighs_what_the_character_weighs():
     import pybullet
 
-    from runtime.limbs import LimbSimulator
+    from runtime.engines.limbs import LimbSimulator
 
     for mass in (45.0, 90.0):
         limbs = LimbSimulator(mass=mass)
@@ -117,7 +121,7 @@ def test_the_upper_body_weighs_what_the_character_weighs():
 
 
 def test_a_yield_turns_hinges_by_their_angle_and_ball_joints_in_their_own_frame():
-    from runtime import limbs
+    from runtime.engines import limbs
 
     ball = quat.from_axis_angle([0, 0, 1.0], 0.7)
     hinge = quat.from_axis_angle([0, 0, 1.0], 0.3)
@@ -130,7 +134,7 @@ def test_a_yield_turns_hinges_by_their_angle_and_ball_joints_in_their_own_frame(
 def test_tired_limbs_yield_to_what_they_hold_and_fresh_ones_do_not():
     """Effort economy: below the fatigue bound a tired arm could hold any pose exactly; a person
     trades some accuracy for effort, more the less capacity is left."""
-    from runtime import srb
+    from runtime.srb import simulator as srb
 
     clip = arms_out_clip(4.0)
     fitness = np.array([0.3 if part == "arms" else 0.8 for part in proxy.dof_body_parts()])
@@ -182,7 +186,7 @@ def test_fresh_limbs_are_where_the_source_is_at_the_same_moment():
     """The limb motors reach their targets by the end of a step, where the pose is recorded: aimed
     at the source's pose where the step began, every arm, head and chest pose came one step late
     (fresh dance_a: 7.4 deg mean from the source; 4.9 deg aimed at the step's end)."""
-    from runtime import limbs
+    from runtime.engines import limbs
 
     dance = C.load_deepmimic(C.deepmimic_clip_path("dance_a"))
     take = simulate.simulate(dance, None, seconds=3.0, out_fps=30)

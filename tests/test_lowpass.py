@@ -1,7 +1,7 @@
-"""runtime.lowpass: rates of change of sampled motion that do not amplify capture noise."""
+"""runtime.maths.lowpass: rates of change of sampled motion that do not amplify capture noise."""
 import numpy as np
 
-from runtime import lowpass
+from runtime.maths import lowpass
 
 
 def test_constants_and_ramps_pass_unchanged_to_the_ends():

@@ -4,9 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime import metrics, proxy, quat
-from runtime.clip import Clip
-from runtime.take import Take
+from runtime.motion import metrics
+from runtime.body import proxy
+from runtime.maths import quat
+from runtime.motion.clip import Clip
+from runtime.motion.take import Take
 
 J = len(proxy.DEFAULT_JOINTS)
 SHOULDERS = [i for i, j in enumerate(proxy.DEFAULT_JOINTS) if j.name.endswith("_shoulder")]

@@ -5,7 +5,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from runtime import clip as C, kinematics, playback
+from runtime.motion import clip as C
+from runtime.engines import chooser
+from runtime.reference import playback
 from runtime.simulate import simulate
 
 
@@ -53,7 +55,7 @@ def _jumps(slower: float):
 
 
 def test_real_speed_jumps_play_as_keyed_and_slowed_ones_are_found():
-    analyse = kinematics.shared().analyse
+    analyse = chooser.shared_kinematics().analyse
     assert playback.slowdown(analyse(_jumps(1.0))) is None
     assert playback.slowdown(analyse(_jumps(1.3))) is None       # not clearly slow motion
     assert playback.slowdown(analyse(_jumps(4.0))) == pytest.approx(4.0, rel=0.15)

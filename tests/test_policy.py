@@ -11,10 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime import clip as clips
-from runtime import kinematics, policy as pol, quat, schedule, simulate, srb
-from runtime import body as srb_body
-from runtime import reference as srb_reference
+from runtime import errors
+from runtime.motion import clip as clips
+from runtime.engines import kinematics
+from runtime.srb import policy as pol, simulator as srb
+from runtime.maths import quat
+from runtime.fatigue import schedule
+from runtime import simulate
+from runtime.reference import rigid_body as srb_body
+from runtime.reference import reference as srb_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,7 +94,7 @@ def test_a_policy_steps_back_to_the_rule_where_it_does_not_know_the_motion(walk_
             [math.cos(quat.yaw(sim.q)) - math.sin(quat.yaw(sim.q)), math.sin(quat.yaw(sim.q)) + math.cos(quat.yaw(sim.q))]) * 0.5)
         if expected == 0.0:
             assert not sim.landing_adjust.any() and not sim.velocity_adjust.any()
-    with pytest.raises(pol.PolicyError, match="familiar_z2"):
+    with pytest.raises(errors.PolicyError, match="familiar_z2"):
         pol.SrbPolicy(mlp, dict(card, observation=dict(card["observation"], familiar_z2=[3.0, 1.0])))
 
 
@@ -151,19 +156,19 @@ def test_shipped_model_card_matches_its_weights(path):
 
 
 def test_a_missing_or_mismatched_model_names_the_fix(tmp_path):
-    with pytest.raises(pol.PolicyError, match="train one"):
+    with pytest.raises(errors.PolicyError, match="train one"):
         pol.SrbPolicy.load(tmp_path / "none.npz")
     p = _zero_policy()
     np.savez(tmp_path / "m.npz", **p.mlp.arrays())
     (tmp_path / "m.json").write_text(json.dumps({"observation": {"kind": "window", "size": 3}}))
-    with pytest.raises(pol.PolicyError, match="retrain"):
+    with pytest.raises(errors.PolicyError, match="retrain"):
         pol.SrbPolicy.load(tmp_path / "m.npz")
 
 
 @pytest.mark.slow
 def test_bake_time_code_runs_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
-            "from runtime import simulate, policy, clip\n"
+            "from runtime import simulate\nfrom runtime.motion import clip\nfrom runtime.srb import policy\n"
             "p = policy.default_policy()\n"
             "c = clip.load_deepmimic(clip.deepmimic_clip_path('walk'))\n"
             "t = simulate.simulate(c, None, seconds=0.5, simulate_limbs=False, policy=p)\n"

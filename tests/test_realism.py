@@ -11,9 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime import gait, proxy, quat
-from runtime.clip import Y_UP_TO_Z_UP, Clip
-from runtime.take import Take
+from runtime.motion import gait
+from runtime.body import proxy
+from runtime.maths import quat
+from runtime.motion.clip import Y_UP_TO_Z_UP, Clip
+from runtime.motion.take import Take
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import corpus_import  # noqa: E402
@@ -155,7 +157,7 @@ def test_a_take_without_breathing_has_no_breathing_rate():
 
 @pytest.mark.slow
 def test_a_simulated_fresh_walk_against_itself_changes_nothing():
-    from runtime import clip as clips
+    from runtime.motion import clip as clips
     from runtime import simulate
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))
@@ -211,7 +213,9 @@ def test_realism_runs_on_a_bench_walk_and_a_corpus_walk(tmp_path, capsys):
 
 def test_a_fall_says_what_gave_way():
     """A fall is reported with its cause: the legs' capacity, what the body stood on, a rest."""
-    from runtime import clip as C, schedule, simulate
+    from runtime.motion import clip as C
+    from runtime.fatigue import schedule
+    from runtime import simulate
 
     walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
     fresh = simulate.simulate(walk, None, seconds=1.0, out_fps=30)

@@ -1,7 +1,7 @@
 """Same inputs, same take, bit for bit — whatever the heap looks like.
 
 numpy picks between two loops for its transcendental functions by an overlap test that a strided
-input can fail by accident of where malloc put the output (see runtime/repeatable.py).  These
+input can fail by accident of where malloc put the output (see runtime/maths/repeatable.py).  These
 tests pin the hazard, the remedy, and that the simulation keeps using the remedy."""
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime import clip as clips
-from runtime import repeatable, schedule, simulate
+from runtime.motion import clip as clips
+from runtime.maths import repeatable
+from runtime.fatigue import schedule
+from runtime import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 UNARY = ("sin", "cos", "arccos", "arcsin", "exp", "log1p")
@@ -75,7 +77,7 @@ def test_take_code_calls_no_address_sensitive_numpy_function_directly():
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 if pattern.search(line.split("#")[0]):
                     offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
-    assert not offenders, "use runtime.repeatable instead:\n" + "\n".join(offenders)
+    assert not offenders, "use runtime.maths.repeatable instead:\n" + "\n".join(offenders)
 
 
 @pytest.mark.slow

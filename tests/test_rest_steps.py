@@ -1,4 +1,4 @@
-"""SRB mode's rests (runtime.rest_steps) through their public calls on a simulator that has not
+"""SRB mode's rests (runtime.srb.rest_steps) through their public calls on a simulator that has not
 stepped: where a resting body stands, how high, how a free foot is carried, and when a rest
 begins and ends."""
 from __future__ import annotations
@@ -6,17 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime import clip as C
-from runtime import kinematics, rest_steps, schedule, srb
-from runtime.body import body_from_proxy
-from runtime.effort import smoothstep
-from runtime.reference import build_reference
+from runtime.motion import clip as C
+from runtime.engines import chooser
+from runtime.srb import rest_steps, simulator as srb
+from runtime.fatigue import schedule
+from runtime.reference.rigid_body import body_from_proxy
+from runtime.fatigue.effort import smoothstep
+from runtime.reference.reference import build_reference
 
 
 @pytest.fixture(scope="module")
 def walk_ref():
     walk = C.load_deepmimic(C.deepmimic_clip_path("walk")).repeated(2.0)
-    kin = kinematics.shared()
+    kin = chooser.shared_kinematics()
     body = body_from_proxy(kin)
     return build_reference(walk, kin.analyse(walk), body), body
 

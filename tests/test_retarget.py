@@ -28,9 +28,9 @@ def mods(addon_package):
     class M:
         rigmap = importlib.import_module(f"{name}.fatigue_addon.rigmap")
         rt = importlib.import_module(f"{name}.fatigue_addon.retarget")
-        clip = importlib.import_module(f"{name}.runtime.clip")
-        quat = importlib.import_module(f"{name}.runtime.quat")
-        proxy = importlib.import_module(f"{name}.runtime.proxy")
+        clip = importlib.import_module(f"{name}.runtime.motion.clip")
+        quat = importlib.import_module(f"{name}.runtime.maths.quat")
+        proxy = importlib.import_module(f"{name}.runtime.body.proxy")
     return M
 
 
@@ -315,7 +315,7 @@ def test_frame_rate_and_errors(mods):
 def test_proxy_constants_match_pybullet(mods):
     """The retarget's idea of the proxy (no pybullet in Blender) agrees with the URDF."""
     pytest.importorskip("pybullet")
-    kin = importlib.import_module(f"{mods.rt.__package__.rpartition('.')[0]}.runtime.kinematics")
+    kin = importlib.import_module(f"{mods.rt.__package__.rpartition('.')[0]}.runtime.engines.kinematics")
     quat = mods.quat
     with kin.Kinematics() as k:
         k.set_pose([0.0, 0.0, 0.0], mods.clip.Y_UP_TO_Z_UP, np.tile(quat.IDENTITY, (12, 1)))

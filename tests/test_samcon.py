@@ -1,4 +1,4 @@
-"""The sampling-based whole-body tracker (runtime.samcon): the same body as the proxy, motors on
+"""The sampling-based whole-body tracker (runtime.torque.samcon): the same body as the proxy, motors on
 the joints only, the same take however the samples are spread over processes, a walk kept up."""
 import hashlib
 import sys
@@ -8,9 +8,13 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from runtime import clip as C  # noqa: E402
-from runtime import kinematics, quat, samcon, simulate  # noqa: E402
-from runtime.mujoco_proxy import MujocoKinematics  # noqa: E402
+from runtime import errors
+from runtime.motion import clip as C  # noqa: E402
+from runtime.engines import chooser
+from runtime.maths import quat
+from runtime.torque import samcon
+from runtime import simulate  # noqa: E402
+from runtime.engines.mujoco_proxy import MujocoKinematics  # noqa: E402
 
 
 def _load(name):
@@ -61,7 +65,7 @@ def _digest(result) -> str:
 
 def test_the_same_take_whatever_the_number_of_threads():
     walk = _load("walk")
-    floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
+    floor = chooser.shared_kinematics(engine="mujoco").analyse(walk).floor_height
     runs = [samcon.track(walk, 0.4, samcon.SamconSettings(samples=24, keep=6, threads=t), floor=floor) for t in (1, 2, 1)]
     assert len({_digest(r) for r in runs}) == 1
     assert runs[0].fell_at is None and len(runs[0].root_pos) == int(round(0.4 * walk.fps)) + 1
@@ -72,7 +76,7 @@ def test_a_sampled_walk_stays_up_on_its_own_and_follows_the_clip():
     """No root help: without sampling the servos alone let the walker fall within a second and a
     half; sampling keeps it walking, close to the clip."""
     walk = _load("walk")
-    floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
+    floor = chooser.shared_kinematics(engine="mujoco").analyse(walk).floor_height
     alone = samcon.track(walk, 3.0, samcon.SamconSettings(samples=1, keep=1, spread_scale=0.0, retries=0,
                                                           threads=1), floor=floor)
     assert alone.fell_at is not None and alone.fell_at < 1.5
@@ -87,10 +91,10 @@ def test_a_sampled_walk_stays_up_on_its_own_and_follows_the_clip():
 def test_a_tired_sampled_body_books_its_torques_and_stays_within_what_it_has_left():
     """Under fatigue every motor is capped by the residual capacity of the path it continues
     (caps set per window from its start); the take carries the 3CC state of the path it chose."""
-    from runtime import schedule
+    from runtime.fatigue import schedule
 
     walk = _load("walk")
-    floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
+    floor = chooser.shared_kinematics(engine="mujoco").analyse(walk).floor_height
     tau_max = np.array(samcon.proxy.dof_tau_max())
     tired = schedule.from_fitness(0.1, fps=30, time_scale=60, initial_fatigue=0.5)
     result = samcon.track(walk, 1.0, samcon.SamconSettings(samples=60, keep=10), floor=floor, tau_max=tau_max,
@@ -109,7 +113,7 @@ def test_a_tired_sampled_body_books_its_torques_and_stays_within_what_it_has_lef
 def test_a_diverging_sample_leaves_no_log_file_behind(tmp_path, monkeypatch):
     """MuJoCo writes the warnings of an unstable simulation to MUJOCO_LOG.TXT in the current
     folder (a user's home, Blender's folder); the sampler keeps them in memory."""
-    from runtime import mujoco_proxy
+    from runtime.engines import mujoco_proxy
 
     monkeypatch.chdir(tmp_path)
     body = samcon.SampledBody()
@@ -140,12 +144,12 @@ def test_torque_mode_is_the_sampler_with_progress_and_cancel():
     stubborn = simulate.simulate(walk, None, mode="torque", seconds=0.1, settings=simulate.srb.SrbSettings(effort_economy=0.0))
     assert stubborn.notes["effort_economy"].startswith("off")
     asked = []
-    with pytest.raises(simulate.SimulationCancelled):
+    with pytest.raises(errors.SimulationCancelled):
         simulate.simulate(walk, None, mode="torque", seconds=0.3, cancel=lambda: asked.append(1) or len(asked) > 2)
 
 
 def test_the_sampler_s_clip_is_exact_at_whole_steps_and_linear_between():
-    from runtime.sampled_reference import SampledReference
+    from runtime.torque.sampled_reference import SampledReference
 
     walk = _load("walk")
     body = samcon.SampledBody(orders=samcon.gimbal_free_orders(walk.joint_rots))
@@ -166,10 +170,11 @@ def test_tired_sampled_knees_bend_under_the_body_as_in_srb_mode():
     """The effort economy's yield (effort.PathGive): a tired knee's servo and the search's pose
     target give way to the load it carries, so the stance knees bend deeper than with the economy
     off, on the same draws; fresh, the economy changes nothing."""
-    from runtime import metrics, schedule
+    from runtime.motion import metrics
+    from runtime.fatigue import schedule
 
     walk = _load("walk")
-    floor = kinematics.shared(engine="mujoco").analyse(walk).floor_height
+    floor = chooser.shared_kinematics(engine="mujoco").analyse(walk).floor_height
     tired = schedule.from_fitness(0.1, fps=30, time_scale=60, initial_fatigue=0.5)
     settings = samcon.SamconSettings(samples=60, keep=10)
     takes = [samcon.track(walk, 1.5, settings, floor=floor, schedule=tired, effort_economy=economy).take("walk")
@@ -184,7 +189,7 @@ def test_a_tired_sampled_body_rests_where_its_feet_are_down_and_recovers():
     """Exhausted from the start (RC 0.15, below SRB mode's exhausted threshold), on both feet: the
     sampler holds the clip still while the joints recover (its effort economy lets the held
     pose cost them less), then plays on, slower; a take cut short by the length limit says so."""
-    from runtime import schedule as S
+    from runtime.fatigue import schedule as S
 
     punch = _load("punch")
     tired = S.from_fitness(0.25, fps=30.0, time_scale=150.0, initial_fatigue=0.85)
@@ -211,12 +216,12 @@ def test_a_tired_sampled_body_rests_where_its_feet_are_down_and_recovers():
 def test_torque_mode_refuses_a_clip_held_up_by_what_it_does_not_show_in_one_line():
     from test_floor import seated_typist
 
-    with pytest.raises(simulate.SimulationError) as err:
+    with pytest.raises(errors.SimulationError) as err:
         simulate.simulate(seated_typist(2.0), None, mode="torque")
     message = str(err.value)
     assert "\n" not in message and "an unseen seat" in message and message.endswith("bake it in SRB mode")
     # Hands on the floor are the floor's to carry: a cartwheel is simulated (cancelled here once it runs).
-    with pytest.raises(simulate.SimulationCancelled):
+    with pytest.raises(errors.SimulationCancelled):
         simulate.simulate(_load("cartwheel"), None, mode="torque", cancel=lambda: True)
 
 
@@ -229,7 +234,7 @@ def test_a_fast_arm_is_not_held_back_by_its_damper():
     kinds = [name.split("_")[-1] for name, _, _ in samcon.proxy.dof_table()]
     assert all(body.damped_by_servo[k] == (kind in ("chest", "neck", "shoulder", "elbow")) for k, kind in enumerate(kinds))
     dance = _load("dance_a")
-    floor = kinematics.shared(engine="mujoco").analyse(dance).floor_height
+    floor = chooser.shared_kinematics(engine="mujoco").analyse(dance).floor_height
     result = samcon.track(dance, 1.0, samcon.SamconSettings(samples=60, keep=6), floor=floor)
     _, _, joints = dance.sample_many(result.reference_time)
     shoulder = np.degrees(quat.angle_between(result.joint_rots[:, 5], joints[:, 5]))
@@ -241,7 +246,7 @@ def test_the_sampler_s_clock_knows_a_looping_clip_s_feet_and_a_body_that_lands_e
     looping run flies in its last cycle as in its first.  In the clip's flight, a body that left
     the floor and is down again has landed early (a tired, lower jump): the clip goes on from its
     own landing; one still in the air, or one that never left the floor, keeps the clip's clock."""
-    from runtime.sampled_reference import Clock, SampledReference
+    from runtime.torque.sampled_reference import Clock, SampledReference
 
     run = _load("run")
     body = samcon.SampledBody(orders=samcon.gimbal_free_orders(run.joint_rots))
@@ -273,16 +278,16 @@ def test_a_link_the_clip_itself_puts_on_the_floor_is_not_a_fall():
     of the floor and of the lower foot, 0.1 s either side) and a hand on the floor there is the
     motion.  Elsewhere, and in every clip that stays on its feet, any link but a foot on the
     floor is a fall."""
-    from runtime.sampled_reference import SampledReference
+    from runtime.torque.sampled_reference import SampledReference
 
     for name in ("walk", "run", "jump"):
         clip = _load(name)
-        body = samcon.SampledBody(floor=kinematics.shared(engine="mujoco").analyse(clip).floor_height,
+        body = samcon.SampledBody(floor=chooser.shared_kinematics(engine="mujoco").analyse(clip).floor_height,
                                   orders=samcon.gimbal_free_orders(clip.joint_rots))
         assert not SampledReference(clip, clip.duration, 250.0, 0.1, body).grounded.any(), name
 
     wheel = _load("cartwheel")
-    body = samcon.SampledBody(floor=kinematics.shared(engine="mujoco").analyse(wheel).floor_height,
+    body = samcon.SampledBody(floor=chooser.shared_kinematics(engine="mujoco").analyse(wheel).floor_height,
                               orders=samcon.gimbal_free_orders(wheel.joint_rots))
     ref = SampledReference(wheel, wheel.duration, 250.0, 0.1, body)
     links = [link.name for link in samcon.proxy_links(samcon.proxy.DEFAULT_HEIGHT, None)
@@ -312,7 +317,7 @@ def test_a_push_off_is_seen_to_its_landing():
     followed on past its landing (at most ``landing_lookahead`` windows), so a push-off whose
     landing collapses costs a fall; on the ground, and in a clip that never leaves it, the
     usual look-ahead."""
-    from runtime.sampled_reference import Clock, SampledReference
+    from runtime.torque.sampled_reference import Clock, SampledReference
 
     jump = _load("jump")
     body = samcon.SampledBody(orders=samcon.gimbal_free_orders(jump.joint_rots))
@@ -341,7 +346,7 @@ def test_legs_too_tired_to_launch_a_jump_stand_and_gather_first():
     crouch (resting there would load the legs) and a clip that never flies go straight on."""
     from types import SimpleNamespace
 
-    from runtime.sampled_reference import Clock, SampledReference
+    from runtime.torque.sampled_reference import Clock, SampledReference
 
     def legs_at(rc):
         capacity = np.ones(len(samcon.proxy.dof_tau_max()))
@@ -380,7 +385,7 @@ def test_a_hop_that_comes_down_on_the_other_foot_goes_on_where_the_clip_has_that
     body that comes down early on the right goes on from the clip's landing; one back on its left
     (the turn failed) goes on from where the clip next has the left foot down, before it flies
     again, not from a landing that would lift the foot it stands on."""
-    from runtime.sampled_reference import Clock, SampledReference
+    from runtime.torque.sampled_reference import Clock, SampledReference
 
     spin = _load("spin")
     body = samcon.SampledBody(orders=samcon.gimbal_free_orders(spin.joint_rots))

@@ -5,15 +5,23 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from runtime import clip as C
-from runtime import kinematics, metrics, proxy, quat, schedule, simulate, srb
-from runtime import body as srb_body
-from runtime import contact_qp, feet
-from runtime import effort
-from runtime import legs as srb_legs
-from runtime import reference as srb_reference
-from runtime import rest_steps
-from runtime import rotation, tempo
+from runtime import errors
+from runtime.motion import clip as C
+from runtime.engines import kinematics
+from runtime.motion import metrics
+from runtime.body import proxy
+from runtime.maths import quat
+from runtime.fatigue import schedule
+from runtime import simulate
+from runtime.srb import simulator as srb
+from runtime.reference import rigid_body as srb_body
+from runtime.srb import contact_qp, feet
+from runtime.fatigue import effort
+from runtime.reference import legs as srb_legs
+from runtime.reference import reference as srb_reference
+from runtime.srb import rest_steps
+from runtime.maths import rotation
+from runtime.fatigue import tempo
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +183,7 @@ def test_progress_and_cancel():
     before = open_clients()
     for mode in ("srb", "torque"):
         calls = []
-        with pytest.raises(simulate.SimulationCancelled, match="nothing was written"):
+        with pytest.raises(errors.SimulationCancelled, match="nothing was written"):
             simulate.simulate(walk, None, seconds=2.0, mode=mode, cancel=lambda: calls.append(1) or len(calls) > 10)
     # ...and a cancelled bake leaves no PyBullet client open (an interactive session cancels often)
     assert open_clients() == before
@@ -200,7 +208,7 @@ def test_a_take_that_would_outgrow_its_limit_stops_and_says_what_it_did_not_play
     (dict(effort_economy=float("nan")), "effort economy"),
 ])
 def test_bad_simulation_input_names_the_fix(kwargs, match):
-    with pytest.raises(simulate.SimulationError, match=match):
+    with pytest.raises(errors.SimulationError, match=match):
         simulate.simulate(load("walk"), None, seconds=0.5, **kwargs)
 
 
@@ -208,7 +216,7 @@ def test_a_clip_with_a_cut_is_refused_naming_its_frames():
     walk = load("walk")
     pos = walk.root_pos.copy()
     pos[10:, 0] -= 3.0                  # snapped back 3 m: two takes spliced
-    with pytest.raises(simulate.SimulationError, match=r"root jumps 2\.9\d m between frames 9 and 10: a cut, teleport or stepped key"):
+    with pytest.raises(errors.SimulationError, match=r"root jumps 2\.9\d m between frames 9 and 10: a cut, teleport or stepped key"):
         simulate.simulate(replace(walk, root_pos=pos), None, seconds=0.5)
 
 
@@ -626,7 +634,7 @@ def test_tired_knees_read_either_quaternion_sign_of_the_source():
 def test_a_jittery_high_rate_capture_walks_on_its_path():
     """Raw optical capture at 120 fps carries frame-to-frame jitter.  Differenced twice it swamped
     the centre-of-mass acceleration and the feet never counted as still: the walk drifted 0.2 to
-    0.8 m off its path.  Rates of change are low-passed (runtime.lowpass)."""
+    0.8 m off its path.  Rates of change are low-passed (runtime.maths.lowpass)."""
     from dataclasses import replace
 
     rng = np.random.default_rng(7)

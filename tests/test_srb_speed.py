@@ -5,13 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime import clip as clips
-from runtime import pose_output, quat, schedule, srb, simulate
-from runtime import body as srb_body
-from runtime import legs as srb_legs
-from runtime import reference as srb_reference
-from runtime import rotation
-from runtime.limbs import LimbSimulator
+from runtime.motion import clip as clips
+from runtime.reference import pose_output
+from runtime.maths import quat
+from runtime.fatigue import schedule
+from runtime.srb import simulator as srb
+from runtime import simulate
+from runtime.reference import rigid_body as srb_body
+from runtime.reference import legs as srb_legs
+from runtime.reference import reference as srb_reference
+from runtime.maths import rotation
+from runtime.engines.limbs import LimbSimulator
 
 
 def _reference_cross(a, b):
@@ -114,26 +118,26 @@ def test_shared_kinematics_is_one_client_per_size_and_thread():
     proportions, a few at most (the oldest closed), never shared between threads."""
     import threading
 
-    from runtime import kinematics
+    from runtime.engines import chooser
 
-    a = kinematics.shared(1.62)
-    assert kinematics.shared(1.62) is a and a.client is not None
-    sizes = [kinematics.shared(1.0 + 0.1 * k) for k in range(kinematics.SHARED_CLIENTS)]
+    a = chooser.shared_kinematics(1.62)
+    assert chooser.shared_kinematics(1.62) is a and a.client is not None
+    sizes = [chooser.shared_kinematics(1.0 + 0.1 * k) for k in range(chooser.SHARED_CLIENTS)]
     assert a.client is None                       # the least recently used was closed
     assert all(k.client is not None for k in sizes)
     other = []
-    thread = threading.Thread(target=lambda: other.append(kinematics.shared(1.0)))
+    thread = threading.Thread(target=lambda: other.append(chooser.shared_kinematics(1.0)))
     thread.start()
     thread.join()
     assert other[0] is not sizes[0]
 
 
 def test_a_reused_kinematics_client_gives_the_same_analysis():
-    from runtime import kinematics
+    from runtime.engines import chooser, kinematics
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path("run"))
-    kinematics.shared().analyse(clips.load_deepmimic(clips.deepmimic_clip_path("jump")))
-    reused = kinematics.shared().analyse(clip)
+    chooser.shared_kinematics().analyse(clips.load_deepmimic(clips.deepmimic_clip_path("jump")))
+    reused = chooser.shared_kinematics().analyse(clip)
     with kinematics.Kinematics() as own:
         fresh = own.analyse(clip)
     for name in ("link_pos", "link_rot", "joint_pos", "com", "sole", "touching", "foot_contact"):
@@ -165,9 +169,10 @@ def test_one_pose_equals_the_batched_poses(name):
     """Torque mode asks for one full-body pose per step (pose_output.pose, on Python floats); a
     take's frames are assembled all at once (poses, numpy over frames): the same poses."""
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
-    from runtime import kinematics, proxy
+    from runtime.engines import chooser
+    from runtime.body import proxy
 
-    kin = kinematics.shared()
+    kin = chooser.shared_kinematics()
     body = srb_body.body_from_proxy(kin, proxy.DEFAULT_MASS)
     ref = srb_reference.build_reference(clip, kin.analyse(clip), body)
     sim = srb.SrbSimulator(ref, body, schedule.ScheduledModel(schedule.from_fitness(0.0, fps=30, time_scale=60)))

@@ -1,4 +1,4 @@
-"""What holds the body up, stretch by stretch (runtime.stretches): the feet where they carry it
+"""What holds the body up, stretch by stretch (runtime.floor.stretches): the feet where they carry it
 (balance simulated), floor work where hands, knees, back or an unseen support do (pose as keyed,
 its load booked), one clock, fatigue model and tempo rule across the switches."""
 from __future__ import annotations
@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime import clip as C
-from runtime import metrics, quat, simulate, stretches
+from runtime.motion import clip as C
+from runtime.motion import metrics
+from runtime.maths import quat
+from runtime import simulate
+from runtime.floor import stretches
 
 
 def test_short_feet_gaps_next_to_floor_work_are_closed():

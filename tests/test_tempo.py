@@ -1,4 +1,4 @@
-"""The tempo and rest rule (runtime.tempo) through its public calls: the tempo for a capacity, a
+"""The tempo and rest rule (runtime.fatigue.tempo) through its public calls: the tempo for a capacity, a
 rest's start, end and reason, the motion owed between rests, and the clock of flights."""
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from runtime import srb, tempo
-from runtime.take import Event
+from runtime.srb import simulator as srb
+from runtime.fatigue import tempo
+from runtime.motion.take import Event
 
 
 def rule(duration: float = 100.0) -> tempo.TempoRule:

@@ -22,7 +22,7 @@ def _train(*args, timeout=600):
 @pytest.mark.slow
 def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     pytest.importorskip("torch")
-    from runtime import policy as pol
+    from runtime.srb import policy as pol
 
     out = tmp_path / "run"
     common = ["--clips", "walk", "--held-out", "run", "--out", str(out), "--workers", "1", "--envs", "2"]

@@ -22,13 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def short_walk(seconds=1.0):
-    from runtime import clip as rclip
+    from runtime.motion import clip as rclip
 
     return rclip.load_deepmimic(rclip.deepmimic_clip_path("walk")).repeated(seconds)
 
 
 def tired_schedule(frames, fps=30.0):
-    from runtime import schedule
+    from runtime.fatigue import schedule
 
     return schedule.from_fitness(np.full(frames, 0.1), fps, 60.0, 0.0)
 
@@ -79,7 +79,7 @@ def test_request_and_take_files_round_trip(tmp_path):
     assert back.events == take.events and back.notes == take.notes and back.mode == take.mode
     assert not list(tmp_path.glob("*.part"))
 
-    from runtime.anthropometry import BodyPlan
+    from runtime.body.anthropometry import BodyPlan
 
     plan = BodyPlan(ratios={"thigh": 1.1, "shoulder_width": 0.9}, sex="female", notes=("shank: clamped",))
     SimulationRequest(clip, None, height=1.7, mass=70.0, plan=plan, effort_economy=2.0, policy="p.npz",

@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))      # runtime/ (numpy only)
 sys.path.insert(0, str(ROOT / "tools"))
 
-from runtime import fatigue_params  # noqa: E402
-from runtime.srb import MAX_EFFORT_ECONOMY  # noqa: E402
+from runtime.fatigue import params as fatigue_params  # noqa: E402
+from runtime.fatigue.effort import MAX_EFFORT_ECONOMY  # noqa: E402
 
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
@@ -162,7 +162,7 @@ def plan(args) -> list[dict]:
     if args.mode == "torque" and args.engine == "pybullet":
         raise UsageError("--mode torque --engine pybullet: torque mode runs on MuJoCo only: leave --engine out")
     if args.engine not in (None, "auto"):
-        from runtime import engine     # the takes run in this same Python: a missing engine fails here, once
+        from runtime.engines import chooser as engine     # the takes run in this same Python: a missing engine fails here, once
         if not engine.importable(args.engine):
             raise UsageError(f"--engine {args.engine}: {engine.LABELS[args.engine]} does not import in this Python: "
                              f"leave --engine out (Automatic), or install it (requirements/runtime.txt)")

@@ -9,7 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from runtime import engine, kinematics, proxy  # noqa: E402
+from runtime.engines import chooser as engine, kinematics
+from runtime.body import proxy  # noqa: E402
 
 # Bones of the stick figure: pairs of link names (joint centres).
 BONES = [("root", "chest"), ("chest", "neck"), ("root", "right_hip"), ("right_hip", "right_knee"),

@@ -104,7 +104,7 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
     import bpy
 
     from fatigued_takes.fatigue_addon import anim, backend, bake
-    from fatigued_takes.runtime import metrics, pose_error
+    from fatigued_takes.runtime.motion import metrics, pose_error
 
     anim.assign_action(obj, action)
     options = bake.BakeOptions(preset=CONDITIONS[condition], frame_start=start, frame_end=end, engine=engine,

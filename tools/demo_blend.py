@@ -218,7 +218,7 @@ def build_demo(out_dir, clip_name: str = "walk", seconds: float = 5.0, fitness=(
     load_addon()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     load_addon()
-    rclip, bake = _mod("runtime.clip"), _mod("fatigue_addon.bake")
+    rclip, bake = _mod("runtime.motion.clip"), _mod("fatigue_addon.bake")
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = 30, 1.0
     obj, body = build_character()
