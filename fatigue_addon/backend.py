@@ -22,19 +22,13 @@ import threading
 import time
 from pathlib import Path
 
-from .checks import BakeInputError
+from .failure import BackendError, BakeCancelled
 
 ROOT = Path(__file__).resolve().parent.parent      # extension root: holds the ``runtime`` package
 PLATFORM_FIX = "install the extension zip built for this platform"
 ENGINE_PREFERENCES = ("AUTO", "PYBULLET", "MUJOCO")   # add-on preference -> runtime.engines.chooser name (lower case)
 
 
-class BakeCancelled(BakeInputError):
-    """The user cancelled the bake (ESC, or a cancel callback)."""
-
-
-class BackendError(BakeInputError):
-    """The simulation failed (SimulationError, worker died, no engine): one line for the user."""
 
 
 def engine_name(preference) -> str:

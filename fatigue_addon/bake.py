@@ -35,7 +35,7 @@ from ..runtime.reference.support import FEET_ONLY
 from ..runtime.fatigue.tempo import MAX_STRETCH
 from ..runtime.request import HEIGHT_RANGE, MASS_RANGE, SimulationRequest, effort_economy_problem, height_problem, mass_problem
 from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
-from .checks import BakeInputError
+from .failure import BakeInputError, RigMappingError
 
 SUFFIX = ".fatigued"
 NLA_TRACK = "Fatigue source"
@@ -181,9 +181,9 @@ def resolve_mapping(obj, settings) -> dict:
     if problems:
         p = problems[0]
         if p.startswith("not humanoid: "):
-            raise rigmap.RigMappingError(f"'{obj.name}' does not look like a humanoid ({p[len('not humanoid: '):]}): "
+            raise RigMappingError(f"'{obj.name}' does not look like a humanoid ({p[len('not humanoid: '):]}): "
                                          f"pick a two-legged character's armature or fix the Rig Mapping list")
-        raise rigmap.RigMappingError(f"Rig mapping: {p}: fix it in the Rig Mapping list (or press Detect Rig)")
+        raise RigMappingError(f"Rig mapping: {p}: fix it in the Rig Mapping list (or press Detect Rig)")
     return rows
 
 

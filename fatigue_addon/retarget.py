@@ -60,11 +60,8 @@ from ..runtime.motion import clip as rclip
 from ..runtime.body import proxy
 from ..runtime.maths import quat, repeatable
 from . import anim, rig_space, rigmap
-from .checks import BakeInputError
+from .failure import RetargetError, RigMappingError
 
-
-class RetargetError(BakeInputError):
-    """Expected bad input for the retarget: one line for the user, naming the fix."""
 
 
 # ============================================================================= the proxy's rest pose
@@ -378,10 +375,10 @@ def _mapping_bones(obj, mapping) -> dict:
     missing = [k for k in rigmap.HUMANOID_KEYS if not bones.get(k)]
     if missing:
         labels = ", ".join(rigmap.KEY_LABELS[k] for k in missing)
-        raise rigmap.RigMappingError(f"'{obj.name}': no bone mapped for {labels}: {rigmap.FIX_HINT}")
+        raise RigMappingError(f"'{obj.name}': no bone mapped for {labels}: {rigmap.FIX_HINT}")
     absent = [b for k, b in bones.items() if b not in obj.data.bones]
     if absent:
-        raise rigmap.RigMappingError(f"bone '{absent[0]}' of the rig mapping is not in '{obj.name}': {rigmap.FIX_HINT}")
+        raise RigMappingError(f"bone '{absent[0]}' of the rig mapping is not in '{obj.name}': {rigmap.FIX_HINT}")
     return bones
 
 

@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import BakeInputError
+from .failure import RigMappingError
 
 HUMANOID_KEYS: tuple[str, ...] = (
     "pelvis", "chest", "neck",
@@ -75,9 +75,6 @@ FIX_HINT = "map them in the Fatigue panel's Rig Mapping list (or load a mapping 
 PRESET_FORMAT = "fatigued_takes.rig_mapping"
 PRESET_DIR = Path(__file__).resolve().parent / "rig_presets"
 
-
-class RigMappingError(BakeInputError):
-    """Expected bad input about the rig: one line for the user, naming the fix."""
 
 
 @dataclass

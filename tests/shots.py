@@ -45,7 +45,7 @@ def make_demo_shot(path: Path, seconds: float = 2.0) -> Path:
     demo_blend.load_addon()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     demo_blend.load_addon()
-    rclip = demo_blend._mod("runtime.motion.clip")
+    rclip = demo_blend.addon_module("runtime.motion.clip")
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = 30, 1.0
     obj, _mesh = demo_blend.build_character()

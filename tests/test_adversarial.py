@@ -289,7 +289,7 @@ def test_sides_are_judged_whatever_the_object_s_rotation(registered_addon, rotat
     right = bake.settings_mapping(obj.fatigue_settings)
     checks.check_mapping_sense(obj, right)
     _swap_sides(obj)
-    with pytest.raises(checks.BakeInputError, match="left and right look swapped"):
+    with pytest.raises(mod("fatigue_addon.failure").BakeInputError, match="left and right look swapped"):
         checks.check_mapping_sense(obj, bake.settings_mapping(obj.fatigue_settings))
 
 
@@ -301,7 +301,7 @@ def test_sides_of_a_rig_without_side_names_come_from_its_skeleton(registered_add
     checks.check_mapping_sense(obj, right)
     swapped = {(k.replace("left_", "right_") if k.startswith("left_") else k.replace("right_", "left_")): v
                for k, v in right.items()}
-    with pytest.raises(checks.BakeInputError, match="left and right look swapped"):
+    with pytest.raises(mod("fatigue_addon.failure").BakeInputError, match="left and right look swapped"):
         checks.check_mapping_sense(obj, swapped)
 
 
@@ -331,7 +331,7 @@ def test_a_worker_that_exits_0_with_a_damaged_take_fails_in_one_line(registered_
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     job = bake.prepare(bpy.context, obj)
     run = backend.WorkerRun(job.request, backend.worker_python(_fake_python(tmp_path, DAMAGED[case])))
-    with pytest.raises(backend.BackendError) as err:
+    with pytest.raises(mod("fatigue_addon.failure").BackendError) as err:
         backend.run_sync(run)
     msg = str(err.value)
     assert msg.startswith("the simulation worker's take is unreadable (") and msg.endswith("nothing was written; "
@@ -353,7 +353,7 @@ def test_a_silent_worker_is_stopped_by_the_watchdog(registered_addon, tmp_path, 
     assert bake.make_run(job, SimpleNamespace(backend="WORKER", worker_watchdog=7.0)).watchdog_s == 7.0   # the preference
     run = backend.WorkerRun(job.request, backend.worker_python(_fake_python(tmp_path, "echo '@@progress 0.1'; exec sleep 300")),
                             watchdog_s=1.5)
-    with pytest.raises(backend.BackendError) as err:
+    with pytest.raises(mod("fatigue_addon.failure").BackendError) as err:
         backend.run_sync(run)
     msg = str(err.value)
     assert msg.startswith("the simulation worker was silent for ") and "(limit 1.5 s) and was stopped; nothing " \
@@ -367,7 +367,7 @@ def test_a_killed_worker_says_why_without_pybullet_s_banner(registered_addon, tm
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     python = _fake_python(tmp_path, "echo 'pybullet build time: Nov 28 2023 23:51:11' >&2; kill -9 $$")
     job = bake.prepare(bpy.context, obj)
-    with pytest.raises(backend.BackendError) as err:
+    with pytest.raises(mod("fatigue_addon.failure").BackendError) as err:
         backend.run_sync(backend.WorkerRun(job.request, backend.worker_python(python)))
     msg = str(err.value)
     assert msg == "the simulation worker stopped (killed by signal 9); nothing was written: bake again", msg
@@ -379,12 +379,12 @@ def test_a_worker_python_that_cannot_simulate_says_so(registered_addon, tmp_path
     """Blender's own Python runs the worker; one that is not an executable file, or cannot import
     the engine, is refused in one line before anything starts."""
     backend = mod("fatigue_addon.backend")
-    with pytest.raises(backend.BackendError, match=r"^Blender's Python executable was not found \("):
+    with pytest.raises(mod("fatigue_addon.failure").BackendError, match=r"^Blender's Python executable was not found \("):
         backend.worker_python(str(tmp_path))
     broken = tmp_path / "python3"
     broken.write_text("#!/bin/sh\nexit 1\n")
     broken.chmod(0o755)
-    with pytest.raises(backend.BackendError, match=r"cannot simulate: it cannot import numpy and quadprog: install the "
+    with pytest.raises(mod("fatigue_addon.failure").BackendError, match=r"cannot simulate: it cannot import numpy and quadprog: install the "
                                                    r"extension zip built for this platform$"):
         backend.worker_python(str(broken))
 
@@ -415,7 +415,7 @@ def test_an_unexpected_simulation_failure_is_one_line_with_a_log(registered_addo
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     job = bake.prepare(bpy.context, obj)
     job.request.plan = "not a body plan"        # what no caller passes: the simulator fails inside
-    with pytest.raises(backend.BackendError) as err:
+    with pytest.raises(mod("fatigue_addon.failure").BackendError) as err:
         backend.run_sync(backend.InProcessRun(job.request, threaded=False))
     msg = str(err.value)
     assert msg.startswith("the simulation failed unexpectedly (AttributeError in ") and "\n" not in msg, msg
@@ -494,7 +494,7 @@ def load():
     _load()
     def action_to_clip(*a, **k):
         raise TypeError("argument of type 'NoneType' is not iterable")
-    demo_blend._mod("fatigue_addon.retarget").action_to_clip = action_to_clip
+    demo_blend.addon_module("fatigue_addon.retarget").action_to_clip = action_to_clip
 
 
 demo_blend.load_addon = load

@@ -343,7 +343,7 @@ def test_cancel_writes_nothing(registered_addon):
         calls[0] += 1
         return calls[0] > 20
 
-    with pytest.raises(backend.BakeCancelled, match="nothing was written"):
+    with pytest.raises(mod("fatigue_addon.failure").BakeCancelled, match="nothing was written"):
         bake.bake(bpy.context, obj, cancel=cancel)
     assert calls[0] == 21
     nothing_written(obj, body)
@@ -476,7 +476,7 @@ def test_simulation_error_is_one_line(registered_addon):
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     job = bake.prepare(bpy.context, obj)
     job.request.mass = 5.0            # past the panel's limits: the simulator refuses it
-    with pytest.raises(backend.BackendError) as err:
+    with pytest.raises(mod("fatigue_addon.failure").BackendError) as err:
         backend.run_sync(backend.InProcessRun(job.request, threaded=False))
     assert "mass" in str(err.value) and "\n" not in str(err.value)
     nothing_written(obj)

@@ -28,6 +28,7 @@ def mods(addon_package):
     class M:
         rigmap = importlib.import_module(f"{name}.fatigue_addon.rigmap")
         rt = importlib.import_module(f"{name}.fatigue_addon.retarget")
+        failure = importlib.import_module(f"{name}.fatigue_addon.failure")
         clip = importlib.import_module(f"{name}.runtime.motion.clip")
         quat = importlib.import_module(f"{name}.runtime.maths.quat")
         proxy = importlib.import_module(f"{name}.runtime.body.proxy")
@@ -269,7 +270,7 @@ def test_info_survives_json_and_rebake_replaces_the_action(mods):
     curves = all_fcurves(second)
     assert len(curves) == n_curves
     assert all(len(fc.keyframe_points) == 10 for fc in curves)
-    with pytest.raises(mods.rt.RetargetError, match="over its source action"):
+    with pytest.raises(mods.failure.RetargetError, match="over its source action"):
         mods.rt.clip_to_action(obj, mapping, clip, info, obj.animation_data.action.name)
 
 
@@ -288,7 +289,7 @@ def test_source_frames_retime_the_unmapped_bones(mods):
     new_fc = next(fc for fc in all_fcurves(new) if fc.data_path == hand and fc.array_index == 1)
     for k in (0, slow.frames // 2, slow.frames - 1):
         assert new_fc.evaluate(1 + k) == pytest.approx(src_fc.evaluate(src[k]), abs=1e-5)
-    with pytest.raises(mods.rt.RetargetError, match="one finite frame per clip frame"):
+    with pytest.raises(mods.failure.RetargetError, match="one finite frame per clip frame"):
         mods.rt.clip_to_action(obj, mapping, slow, info, "slow", source_frames=src[:-1])
 
 
@@ -300,15 +301,15 @@ def test_frame_rate_and_errors(mods):
     clip, info = mods.rt.action_to_clip(obj, mapping, 1, FRAMES, proxy_height=1.8)
     assert clip.fps == 24.0 and info.proxy_height == 1.8
     assert info.scale == pytest.approx(1.8 / info.rig_height)
-    with pytest.raises(mods.rt.RetargetError, match="Frame range") as exc:
+    with pytest.raises(mods.failure.RetargetError, match="Frame range") as exc:
         mods.rt.action_to_clip(obj, mapping, 5, 5)
     assert "\n" not in str(exc.value)
     partial = dict(mapping.bones)
     del partial["left_elbow"]
-    with pytest.raises(mods.rigmap.RigMappingError, match="Left forearm.*Rig Mapping list"):
+    with pytest.raises(mods.failure.RigMappingError, match="Left forearm.*Rig Mapping list"):
         mods.rt.action_to_clip(obj, partial, 1, FRAMES)
     obj.animation_data.action = None
-    with pytest.raises(mods.rt.RetargetError, match="has no action"):
+    with pytest.raises(mods.failure.RetargetError, match="has no action"):
         mods.rt.action_to_clip(obj, mapping, 1, FRAMES)
 
 

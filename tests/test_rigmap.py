@@ -14,6 +14,11 @@ import rigs  # noqa: E402  (tests/rigs.py needs bpy)
 
 
 @pytest.fixture(scope="module")
+def failure(addon_package):
+    return importlib.import_module(f"{addon_package.__name__}.fatigue_addon.failure")
+
+
+@pytest.fixture(scope="module")
 def rigmap(addon_package):
     return importlib.import_module(f"{addon_package.__name__}.fatigue_addon.rigmap")
 
@@ -82,10 +87,10 @@ def test_nameless_humanoid_maps_by_hierarchy_and_geometry(rigmap):
 
 
 @pytest.mark.parametrize("names", ["rigify", "arms"])
-def test_quadruped_is_rejected_with_one_line(rigmap, names):
+def test_quadruped_is_rejected_with_one_line(rigmap, names, failure):
     rigs.fresh_scene()
     rig = rigs.quadruped_rig(names)
-    with pytest.raises(rigmap.RigMappingError) as exc:
+    with pytest.raises(failure.RigMappingError) as exc:
         rigmap.detect_mapping(rig.obj)
     msg = str(exc.value)
     assert "\n" not in msg
@@ -96,7 +101,7 @@ def test_quadruped_is_rejected_with_one_line(rigmap, names):
     assert any("humanoid" in p for p in mapping.problems)
 
 
-def test_missing_arm_names_the_keys_and_the_fix(rigmap):
+def test_missing_arm_names_the_keys_and_the_fix(rigmap, failure):
     rigs.fresh_scene()
     rig = rigs.mixamo_rig()
     obj = rig.obj
@@ -105,7 +110,7 @@ def test_missing_arm_names_the_keys_and_the_fix(rigmap):
     for name in ("mixamorig:LeftArm", "mixamorig:LeftForeArm", "mixamorig:LeftHand", "mixamorig:LeftShoulder"):
         obj.data.edit_bones.remove(obj.data.edit_bones[name])
     bpy.ops.object.mode_set(mode="OBJECT")
-    with pytest.raises(rigmap.RigMappingError) as exc:
+    with pytest.raises(failure.RigMappingError) as exc:
         rigmap.detect_mapping(obj)
     msg = str(exc.value)
     assert "\n" not in msg
@@ -115,10 +120,10 @@ def test_missing_arm_names_the_keys_and_the_fix(rigmap):
     assert partial["right_elbow"] == "mixamorig:RightForeArm"
 
 
-def test_not_an_armature(rigmap):
+def test_not_an_armature(rigmap, failure):
     rigs.fresh_scene()
     mesh = bpy.data.objects.new("Cube", bpy.data.meshes.new("Cube"))
-    with pytest.raises(rigmap.RigMappingError, match="armature"):
+    with pytest.raises(failure.RigMappingError, match="armature"):
         rigmap.detect_mapping(mesh)
 
 
@@ -152,21 +157,21 @@ def test_preset_json_round_trip(rigmap, tmp_path):
     assert resolved.bones == mapping.bones and not resolved.problems
 
 
-def test_bad_preset_files_give_one_line(rigmap, tmp_path):
+def test_bad_preset_files_give_one_line(rigmap, tmp_path, failure):
     broken = tmp_path / "broken.json"
     broken.write_text("{ not json")
-    with pytest.raises(rigmap.RigMappingError, match="not valid JSON") as exc:
+    with pytest.raises(failure.RigMappingError, match="not valid JSON") as exc:
         rigmap.load_mapping(broken)
     assert "\n" not in str(exc.value)
-    with pytest.raises(rigmap.RigMappingError, match="cannot read"):
+    with pytest.raises(failure.RigMappingError, match="cannot read"):
         rigmap.load_mapping(tmp_path / "missing.json")
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"format": "something.else", "bones": {}}))
-    with pytest.raises(rigmap.RigMappingError, match="not a rig mapping preset"):
+    with pytest.raises(failure.RigMappingError, match="not a rig mapping preset"):
         rigmap.load_mapping(other)
     unknown = tmp_path / "unknown.json"
     unknown.write_text(json.dumps({"bones": {"tail": "tail.001"}}))
-    with pytest.raises(rigmap.RigMappingError, match="unknown key 'tail'"):
+    with pytest.raises(failure.RigMappingError, match="unknown key 'tail'"):
         rigmap.load_mapping(unknown)
 
 
@@ -181,7 +186,7 @@ def test_shipped_presets_match_detection(rigmap):
         assert resolved.required() == rig.expected, family
 
 
-def test_preset_resolves_other_namespace(rigmap):
+def test_preset_resolves_other_namespace(rigmap, failure):
     """A Mixamo preset saved with 'mixamorig:' applies to a 'mixamorig1:' rig (second import)."""
     rig = rigs.build("mixamo")
     for b in rig.obj.data.bones:
@@ -190,5 +195,5 @@ def test_preset_resolves_other_namespace(rigmap):
     resolved = rigmap.apply_preset(rig.obj, preset)
     assert resolved["left_elbow"] == "mixamorig1:LeftForeArm"
     assert resolved.complete
-    with pytest.raises(rigmap.RigMappingError, match="not in this armature"):
+    with pytest.raises(failure.RigMappingError, match="not in this armature"):
         rigmap.apply_preset(rigs.build("daz").obj, preset)

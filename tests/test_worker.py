@@ -191,7 +191,7 @@ def test_worker_that_dies_writes_nothing(rig, tmp_path, how, expected):
     obj, body = rig
     bake, backend = _mods()
     job = bake.prepare(bpy.context, obj)
-    with pytest.raises(backend.BackendError) as err:
+    with pytest.raises(importlib.import_module("fatigued_takes.fatigue_addon.failure").BackendError) as err:
         backend.run_sync(backend.WorkerRun(job.request, backend.worker_python(_fake_python(tmp_path, how))))
     msg = str(err.value)
     assert msg.startswith(expected) and msg.endswith("nothing was written: bake again") and "\n" not in msg
@@ -213,7 +213,7 @@ def test_cancel_kills_the_worker(rig):
     def cancel():
         return bool(seen) and seen[-1] > 0.1
 
-    with pytest.raises(backend.BakeCancelled):
+    with pytest.raises(importlib.import_module("fatigued_takes.fatigue_addon.failure").BakeCancelled):
         backend.run_sync(run, progress=seen.append, cancel=cancel)
     assert run.proc.poll() is not None and run._dir is None
     test_bake.nothing_written(obj, body)

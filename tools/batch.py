@@ -251,7 +251,7 @@ class _Stop:
         return signal.Signals(self.signum).name if self.signum else "SIGINT"
 
 
-def _remove_part(path) -> None:
+def remove_part(path) -> None:
     """A take's temporary output, and Blender's own temporary file of a save it was stopped in."""
     for p in (Path(path), Path(f"{path}@")):
         p.unlink(missing_ok=True)
@@ -310,7 +310,7 @@ def _run_take(spec: dict, read_from: Path, stop: _Stop) -> dict:
                 err.seek(0)
                 result = _crashed(spec, proc.returncode, out.read(), err.read())
     if result["status"] != "ok":          # a process stopped while saving leaves its temporary file
-        _remove_part(spec["part"])
+        remove_part(spec["part"])
     result.update({k: spec[k] for k in ("file", "out_file", "variant")})
     result["wall_s"] = time.perf_counter() - t0
     return {k: result.get(k) for k in SUMMARY_FIELDS}
@@ -354,7 +354,7 @@ def _run_chain(chain: list[dict], report, stop: _Stop) -> list[dict]:
         result = _run_take(spec, read_from, stop)
         if result["status"] == "ok":
             if kept is not None:
-                _remove_part(kept)
+                remove_part(kept)
             kept = read_from = Path(spec["part"])
         results.append(result)
         if result["status"] != "interrupted":
@@ -372,14 +372,14 @@ def _run_chain(chain: list[dict], report, stop: _Stop) -> list[dict]:
         except OSError as exc:
             problem = "failed", f"cannot write {out}: {exc.strerror or exc}"
     if problem is not None:
-        _remove_part(kept)
+        remove_part(kept)
         for r in results:
             if r["status"] == "ok":
                 r["status"], r["error"] = problem
     return results
 
 
-def _describe(r: dict) -> str:
+def describe(r: dict) -> str:
     name = Path(r["file"]).name + (f" [{r['variant']}]" if r.get("variant") else "")
     if r["status"] != "ok":
         return f"{name}: FAILED: {r['error']}"
@@ -399,7 +399,7 @@ def _catch_signals(stop: _Stop) -> dict:
     return {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
 
 
-def _write_summary(path: Path, summary: dict) -> bool:
+def write_summary(path: Path, summary: dict) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(summary, indent=1), encoding="utf-8")
@@ -418,7 +418,7 @@ def run(args) -> int:
 
     def report(result):
         done[0] += 1
-        print(f"[{done[0]}/{total}] {_describe(result)}", flush=True)
+        print(f"[{done[0]}/{total}] {describe(result)}", flush=True)
 
     stop = _Stop()
     previous = _catch_signals(stop)
@@ -434,7 +434,7 @@ def run(args) -> int:
         if interrupted is None:
             print(f"fatigue bake: {baked} of {total} take(s) baked in {wall:.1f} s"
                   + (f"; {failed} failed" if failed else ""), flush=True)
-        wrote = args.summary is not None and _write_summary(args.summary, {
+        wrote = args.summary is not None and write_summary(args.summary, {
             "jobs": args.jobs, "wall_s": wall, "baked": baked, "failed": failed, "not_done": not_done,
             "interrupted": interrupted, "takes": results})
         if interrupted is not None:
@@ -473,7 +473,7 @@ def bake_one(spec: dict) -> dict:
     import demo_blend
 
     demo_blend.load_addon()
-    failure = demo_blend._mod("fatigue_addon.failure")      # the operator's: its logs go beside the output
+    failure = demo_blend.addon_module("fatigue_addon.failure")      # the operator's: its logs go beside the output
     failure.set_log_dir(Path(spec["out_file"]).parent, _log_prefix(spec) + ".error")
     out = Path(spec["out_file"])
     result = {"status": "failed", "error": None}
@@ -495,7 +495,7 @@ def bake_one(spec: dict) -> dict:
     if spec.get("variant"):
         source = kwargs.get("action")
         if source is None:
-            found = demo_blend._mod("fatigue_addon.bake").source_action(obj, obj.fatigue_settings)
+            found = demo_blend.addon_module("fatigue_addon.bake").source_action(obj, obj.fatigue_settings)
             source = found.name if found is not None else None
         if source is not None:
             kwargs["take_name"] = f"{source}.fatigued.{spec['variant']}"

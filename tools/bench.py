@@ -199,7 +199,10 @@ def _summary(runs: list[dict]) -> dict:
     return out
 
 
-def main(argv: list[str]) -> int:
+def parse(argv: list[str]):
+    """The bench's arguments checked: (args, clip names, conditions, policy, engines resolved), or
+    an exit status (2) after one line on stderr.  ./fatigue bench (tools/cli.py) runs one engine
+    here (run) or two side by side (tools/parity.py)."""
     ap = argparse.ArgumentParser(prog="./fatigue bench", description=__doc__)
     ap.add_argument("--json", type=Path, required=True, help="write the results here")
     ap.add_argument("--mode", default="srb", choices=simulate.MODES)
@@ -242,9 +245,12 @@ def main(argv: list[str]) -> int:
     except EngineMissing as exc:
         print(f"fatigue: {exc}", file=sys.stderr)
         return 2
-    if len(wanted) > 1:
-        import parity
-        return parity.main(names, args.seconds, args.mode, conditions, wanted, args.json)
+    return args, names, conditions, policy, wanted
+
+
+def run(args, names: list[str], conditions: tuple[str, ...], policy, engine: str) -> int:
+    """The bench on one engine: the results to ``args.json``, a summary line per condition."""
+    wanted = [engine]
     t0 = time.perf_counter()
     result = bench(names, args.seconds, args.mode, args.push, args.plots, conditions=conditions, policy=policy,
                    engine=wanted[0])
@@ -258,5 +264,13 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def main(argv: list[str]) -> int:
+    """The bench on one engine (two: tools/cli.py hands them to tools/parity.py)."""
+    parsed = parse(argv)
+    if isinstance(parsed, int):
+        return parsed
+    args, names, conditions, policy, wanted = parsed
+    if len(wanted) > 1:
+        print("fatigue: two engines side by side run through ./fatigue bench (tools/parity.py)", file=sys.stderr)
+        return 2
+    return run(args, names, conditions, policy, wanted[0])

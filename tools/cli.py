@@ -195,8 +195,15 @@ def demo_blend_step(out: Path) -> bool:
 
 def cmd_bench(argv: list[str]) -> int:
     import bench
+    import parity
 
-    return bench.main(argv)
+    parsed = bench.parse(argv)
+    if isinstance(parsed, int):
+        return parsed
+    args, names, conditions, policy, wanted = parsed
+    if len(wanted) > 1:
+        return parity.main(names, args.seconds, args.mode, conditions, wanted, args.json)
+    return bench.run(args, names, conditions, policy, wanted[0])
 
 
 def cmd_bake(argv: list[str]) -> int:

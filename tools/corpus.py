@@ -150,7 +150,7 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
 
     addon = _addon()
     from fatigued_takes.fatigue_addon import anim, bake
-    from fatigued_takes.fatigue_addon.checks import BakeInputError
+    from fatigued_takes.fatigue_addon.failure import BakeInputError
 
     arms = corpus_import.import_file(path, update_scene_fps=update_fps)
     addon.register()

@@ -264,8 +264,8 @@ def write_strip(label: str, source: clips.Clip, takes: dict, height: float, path
             frames = [f for _, f in moments]
             pos, rot, joints = source.sample_many(take.reference_time[frames])
             src = SimpleNamespace(clip=SimpleNamespace(root_pos=pos, root_rot=rot, joint_rots=joints))
-            mine = _with_head(bench_plots._joint_positions(kin, take, frames), take.clip, frames, kin.scale)
-            theirs = _with_head(bench_plots._joint_positions(kin, src, list(range(len(frames)))), src.clip,
+            mine = _with_head(bench_plots.joint_positions(kin, take, frames), take.clip, frames, kin.scale)
+            theirs = _with_head(bench_plots.joint_positions(kin, src, list(range(len(frames)))), src.clip,
                                 list(range(len(frames))), kin.scale)
             for k, (what, frame) in enumerate(moments):
                 for j, (pose, rr, colour) in enumerate(((theirs[k], rot[k], "0.65"),
