@@ -5,7 +5,7 @@ What each test guards: a take is written only into an action the extension made 
 armature and source; bad input is refused in one line that names the fix and writes nothing; a
 worker that hangs, dies or returns damage fails in one line; a batch checks what it will write
 before it simulates; nothing unexpected ever shows a traceback (the report goes to a log file).
-The README's promises name these tests.
+The promises of docs/promises.md name these tests.
 
 Two tests inject a fault (a function that raises) because no real input is known to crash the
 bake, and one that is found gets fixed: they check what the user sees when the unknown happens.
@@ -745,10 +745,10 @@ def test_ctrl_c_on_a_batch_stops_it_in_one_line(shot, tmp_path):
     assert json.loads(summary.read_text())["baked"] == 1
 
 
-# ============================================================================= the README's promises
+# ============================================================================= the promises of docs/promises.md
 
 def test_the_readme_s_promises_name_tests_that_exist():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "promises.md").read_text(encoding="utf-8")
     named = set()
     for part in readme.split("tests/test_adversarial.py::")[1:]:
         named.add(part.split("`")[0].split("[")[0].strip())
