@@ -43,7 +43,7 @@ the root to float precision.
 Sampling: without constraints, drivers, NLA or object animation the source channels are read by
 ``FCurve.evaluate`` and pushed through the hierarchy in numpy ("fcurves": no depsgraph, so a heavy
 character mesh costs nothing); otherwise every frame is evaluated with ``scene.frame_set``
-("scene").  ``method`` forces either.  Measured (bpy 5.0.1, 2 cores, tests/test_retarget.py): a
+("scene").  ``method`` forces either.  Measured (bpy 5.0.1, 2 cores, tests/addon/test_retarget.py): a
 63-bone Mixamo rig, 300 frames: action_to_clip 0.05 s + clip_to_action 0.14 s; the "scene" path
 takes 0.43 s for the forward pass of the same rig without a mesh.
 """
