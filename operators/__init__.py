@@ -216,9 +216,9 @@ _SCRIPT_ONLY = {"HIDDEN", "SKIP_SAVE"}
 
 def _report_done(op, report) -> None:
     """The bake's summary line, then a line for a take that could not have its usual name."""
-    from ..fatigue_addon import bake
+    from ..fatigue_addon import report as bake_report
 
-    op.report({"INFO"}, bake.summary(report))
+    op.report({"INFO"}, bake_report.summary(report))
     for note in report.get("name_notes", ()):
         op.report({"WARNING"}, note)
 
@@ -268,7 +268,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     _job = None
 
     def _options(self):
-        from ..fatigue_addon.bake import BakeOptions
+        from ..fatigue_addon.bake_options import BakeOptions
 
         given = {name: getattr(self, name) for name in BakeOptions.__dataclass_fields__
                  if self.properties.is_property_set(name)}

@@ -193,7 +193,7 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         if r.get("fell"):
             fell = f"   FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else "   FELL"
         col.label(text=f"Rests: {r['rests']}{fell}", icon="ERROR" if fell else "NONE")
-        from ..fatigue_addon.bake import BEHIND_NOTICE_M
+        from ..fatigue_addon.report import BEHIND_NOTICE_M
         if r.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M:
             col.label(text=f"Shorter strides: ends {r['behind_source_m']:.1f} m short of the source's path")
         col.label(text=f"Residual help: {r['residual_force_max_n']:.0f} N, "

@@ -159,16 +159,16 @@ def test_a_take_too_tired_to_finish_says_so(registered_addon, monkeypatch):
     report = json.loads(obj.fatigue_settings.last_report)
     assert report["finished"] is False
     assert any("were not played" in w for w in report["warnings"])
-    assert "UNFINISHED" in mod("fatigue_addon.bake").summary(report)
+    assert "UNFINISHED" in mod("fatigue_addon.report").summary(report)
     # A walk slows its steps (it does not fall behind the source's path); a tired run that takes
     # shorter strides ends short of it, and the summary says how far.
-    assert report["behind_source_m"] < 0.1 and "short of" not in mod("fatigue_addon.bake").summary(report)
+    assert report["behind_source_m"] < 0.1 and "short of" not in mod("fatigue_addon.report").summary(report)
     report["behind_source_m"] = 1.234
-    assert "ends 1.2 m short of the source's path" in mod("fatigue_addon.bake").summary(report)
+    assert "ends 1.2 m short of the source's path" in mod("fatigue_addon.report").summary(report)
     # A fall says where on the timeline it happened.
     assert report["fell"] is False and report["fall_frame"] is None
     report.update(fell=True, fall_frame=57)
-    assert ", FELL at frame 57" in mod("fatigue_addon.bake").summary(report)
+    assert ", FELL at frame 57" in mod("fatigue_addon.report").summary(report)
 
 
 def test_torque_mode_bakes_the_whole_body_with_no_root_help(registered_addon):
