@@ -38,6 +38,7 @@ from .report import make_report
 
 SUFFIX = ".fatigued"
 NLA_TRACK = "Fatigue source"
+BREATH = "breath"                   # the armature's custom property the take's breathing is keyed on
 OVERRIDE_NOTE = ("'{}' is a library override: its take has no per-bone fatigue curves or heat colour (an override "
                  "keeps no new custom properties when the file is saved)")
 
@@ -195,7 +196,8 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
     t3 = time.perf_counter()
     request = SimulationRequest(clip=clip, schedule=schedule, mode=settings.mode.lower(), height=height, mass=mass,
-                                plan=plan, policy=policy_path(settings), effort_economy=float(settings.effort_economy))
+                                plan=plan, policy=policy_path(settings), effort_economy=float(settings.effort_economy),
+                                breathing=bool(settings.breathing))
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=([name_note] if name_note else []) + size_notes + list(info.warnings)
@@ -369,6 +371,19 @@ def _ensure_bone_props(obj, bones, undo):
                 pass
 
 
+def _ensure_breath_prop(obj, undo):
+    """The armature's ``breath`` property the take's breathing is keyed on (0 breathed out, 1 the
+    deepest breath in)."""
+    if BREATH not in obj.keys():
+        obj[BREATH] = 0.0
+        undo.append(lambda: obj.pop(BREATH, None))
+    try:
+        obj.id_properties_ui(BREATH).update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0,
+                                            description="The take's breathing: 0 breathed out, 1 the deepest breath in")
+    except (TypeError, AttributeError):
+        pass
+
+
 def _keep_source_in_nla(obj, source, undo):
     """Keep the source action in the file and one click away: a muted NLA track holding it."""
     ad = obj.animation_data
@@ -419,6 +434,9 @@ def write(context, job: BakeJob, take) -> dict:
             extra.append((f'pose.bones["{esc}"]["fatigue"]', 0, bone, fat))
             extra.append((f'pose.bones["{esc}"]["capacity"]', 0, bone, cap))
             bones_with_curves.append(bone)
+    breathes = take.breath is not None and not overridden
+    if breathes:
+        extra.append((f'["{BREATH}"]', 0, "Fatigue", np.asarray(take.breath, dtype=np.float64)))
     source_frames = job.frame_start + np.asarray(take.reference_time, dtype=np.float64) * job.fps
     undo = []
     meshes = []
@@ -426,6 +444,8 @@ def write(context, job: BakeJob, take) -> dict:
     prev_slot = getattr(obj.animation_data, "action_slot", None)
     try:
         _ensure_bone_props(obj, bones_with_curves, undo)
+        if breathes:
+            _ensure_breath_prop(obj, undo)
         action = retarget.clip_to_action(obj, job.mapping, take.clip, job.info, name, source_frames,
                                          extra_channels=extra, skip_prefixes=("fatigue_settings.",))
         for snap in job.settings_curves:       # the keyed fitness, as keyed, on the take's timeline

@@ -26,6 +26,7 @@ class BakeOptions:
     mode: str | None = None          # "srb" or "torque"
     foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
     effort_economy: float | None = None  # how far tired joints (limbs, knees) yield to their loads (0 = never)
+    breathing: bool | None = None    # a tired take breathes (default: the armature's setting)
     take_name: str | None = None     # the new action's name (default <source>.fatigued)
     engine: str | None = None        # "auto", "pybullet" or "mujoco" (default: the add-on preference)
 
@@ -82,6 +83,8 @@ class BakeOptions:
             if problem is not None:
                 raise BakeInputError(problem)
             out["effort_economy"] = value
+        if self.breathing is not None:
+            out["breathing"] = bool(self.breathing)
         return out
 
 

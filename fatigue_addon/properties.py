@@ -168,6 +168,11 @@ class FatigueSettings(bpy.types.PropertyGroup):
     write_curves: bpy.props.BoolProperty(
         name="Fatigue curves", default=True,
         description="Key 'fatigue' and 'capacity' custom properties on the mapped pose bones")
+    breathing: bpy.props.BoolProperty(
+        name="Breathing", default=True,
+        description="A tired take breathes: chest, shoulders and head move with each breath, faster and deeper "
+                    "the harder the body has worked (about 14 a minute calm, up to 36 exhausted), and a 'breath' "
+                    "property on the armature is keyed for the Graph Editor.  A Fresh take never breathes")
     heat_modifier: bpy.props.BoolProperty(
         name="Heat colour", default=True,
         description="Add a Geometry Nodes modifier to the skinned meshes that writes a 'fatigue' point "

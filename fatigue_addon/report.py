@@ -51,6 +51,8 @@ def make_report(job, take, action, meshes) -> dict:
         "realtime_x": stats.get("realtime_x", 0.0),
         "residual_force_bw_mean": metrics.residual_force_bw(take, float(job.request.mass))[0] if rf.size else 0.0,
         "fatigue": "off" if job.request.schedule is None else "on",
+        "breathing": ([round(stats["breaths_per_min_peak"], 1), round(stats["breaths_per_min_end"], 1)]
+                      if take.breath is not None and "breaths_per_min_peak" in stats else None),
         "rests": len(rests),
         "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
         "fell": bool(take.fell),

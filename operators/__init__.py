@@ -257,6 +257,9 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     effort_economy: bpy.props.FloatProperty(
         name="Effort economy", options=_SCRIPT_ONLY,
         description="How far tired joints (limbs, knees) yield to their loads (0 = never; default: the armature's setting)")
+    breathing: bpy.props.BoolProperty(
+        name="Breathing", options=_SCRIPT_ONLY,
+        description="A tired take breathes (default: the armature's Breathing setting)")
     take_name: bpy.props.StringProperty(
         name="Take name", options=_SCRIPT_ONLY, description="Name of the new action (default <action>.fatigued)")
     engine: bpy.props.StringProperty(

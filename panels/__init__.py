@@ -152,6 +152,7 @@ class VIEW3D_PT_fatigue_output(_FatigueSubPanel, bpy.types.Panel):
         else:
             row.label(text=f"Scene range {context.scene.frame_start}-{context.scene.frame_end}")
         col = layout.column()
+        col.prop(s, "breathing")
         col.prop(s, "write_curves")
         sub = col.column()
         sub.enabled = s.write_curves
@@ -193,6 +194,9 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         if r.get("fell"):
             fell = f"   FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else "   FELL"
         col.label(text=f"Rests: {r['rests']}{fell}", icon="ERROR" if fell else "NONE")
+        if r.get("breathing"):
+            peak, end = r["breathing"]
+            col.label(text=f"Breathing: up to {peak:.0f} a minute, {end:.0f} at the end")
         from ..fatigue_addon.report import BEHIND_NOTICE_M
         if r.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M:
             col.label(text=f"Shorter strides: ends {r['behind_source_m']:.1f} m short of the source's path")

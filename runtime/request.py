@@ -71,6 +71,7 @@ class SimulationRequest:
     hold: float = 0.0
     out_fps: float | None = None
     engine: str = "auto"                       # runtime.engines.chooser: auto, pybullet or mujoco
+    breathing: bool = True                     # a take under fatigue breathes (runtime.fatigue.breathing)
 
 
     # -- the file a worker process reads ---------------------------------------------------------
@@ -81,6 +82,8 @@ class SimulationRequest:
                   if f.name in ("policy", "effort_economy", "seconds", "out_fps", "engine") and getattr(self, f.name) is not None}
         if self.hold:
             kwargs["hold"] = self.hold
+        if not self.breathing:
+            kwargs["breathing"] = False
         if self.plan is not None:
             kwargs["plan"] = {"ratios": dict(self.plan.ratios), "sex": self.plan.sex, "notes": list(self.plan.notes)}
         arrays = {

@@ -29,6 +29,7 @@ from .engines.limbs import limb_rate_for, whole_steps
 from .reference.prepare import prepare
 from .srb.policy import POLICY_RATE, SrbPolicy, attach
 from .body.anthropometry import BodyPlan
+from .fatigue.breathing import breathe
 from .fatigue.schedule import FatigueSchedule, ScheduledModel
 from .torque import samcon
 from .motion.take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
@@ -59,6 +60,7 @@ def simulate(
     effort_economy: float | None = None,
     engine: str | None = None,
     real_speed: bool = True,
+    breathing: bool = True,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -74,7 +76,9 @@ def simulate(
     the physics engine (runtime.engines.chooser: "pybullet", "mujoco", or None / "auto": PyBullet where it
     imports, else MuJoCo).  ``real_speed``: a clip that plays in slow motion (runtime.reference.playback: its
     flights fall slower than gravity) is simulated at the speed it was performed and the Take played
-    back at the clip's (False: as keyed).  Deterministic: same inputs and engine, bit-identical Take.
+    back at the clip's (False: as keyed).  ``breathing``: a take under fatigue breathes
+    (runtime.fatigue.breathing: chest, shoulders and head move with each breath, ``Take.breath`` set);
+    without fatigue it never does.  Deterministic: same inputs and engine, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
@@ -112,13 +116,13 @@ def simulate(
             take = _simulate_clip(clip, source.played_faster(k),
                                   schedule.played_faster(k) if schedule is not None else None, mode, height, mass,
                                   hold / k, out_fps * k, settings, push, tau_max, simulate_limbs, progress, cancel,
-                                  plan, policy, engine)
+                                  plan, policy, engine, breathing=breathing)
             return take.played_slower(k, f"'{clip.name}' plays {k:.1f}x slower than it was performed (its flights "
                                          f"fall at 1/{k * k:.0f} g, a capture keyed at a lower frame rate than it "
                                          f"was recorded at): simulated at the speed it was performed, baked back "
                                          f"in slow motion")
     return _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
-                          simulate_limbs, progress, cancel, plan, policy, engine, analysed)
+                          simulate_limbs, progress, cancel, plan, policy, engine, analysed, breathing)
 
 
 def simulate_request(request: SimulationRequest, progress: Callable[[float], None] | None = None,
@@ -131,15 +135,17 @@ def simulate_request(request: SimulationRequest, progress: Callable[[float], Non
     return simulate(request.clip, request.schedule, mode=request.mode, height=request.height, mass=request.mass,
                     seconds=request.seconds, hold=request.hold, out_fps=request.out_fps, plan=request.plan,
                     policy=policy, effort_economy=request.effort_economy, engine=request.engine,
-                    progress=progress, cancel=cancel)
+                    breathing=request.breathing, progress=progress, cancel=cancel)
 
 
 def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
                    out_fps: float, settings, push, tau_max, simulate_limbs: bool, progress, cancel, plan, policy,
-                   engine: str, analysed=None) -> Take:
+                   engine: str, analysed=None, breathing: bool = True) -> Take:
     """simulate()'s work on inputs it has checked: ``source`` (the part of ``clip`` to play, at the
     speed to simulate) to a Take at ``out_fps``; ``analysed``: ``source``'s kinematics on this
-    mode's proxy, where simulate() has them already."""
+    mode's proxy, where simulate() has them already; ``breathing``: a take under fatigue breathes
+    (runtime.fatigue.breathing), at the speed it was simulated."""
+    breathes = breathing and schedule is not None
     if mode == "torque":
         prepared = prepare(source, chooser.shared_kinematics(height, None, engine), mass, analysed)
         # The sampled body has the floor under it: hands, knees or back on it where the clip puts
@@ -157,8 +163,9 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
             held = prepared.support.described(floor_work=True)[0].split(":")[0]
             raise SimulationError(f"torque mode simulates only the floor, and clip '{clip.name}' is held up "
                                   f"part of the time by {held}: bake it in SRB mode")
-        return _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel,
+        take = _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel,
                         (settings or srb.SrbSettings()).effort_economy, prepared)
+        return breathe(take) if breathes else take
     settings = settings or srb.SrbSettings()
     steps_per_frame = whole_steps(settings.rate, out_fps)
     if settings.rate != out_fps * steps_per_frame:
@@ -206,7 +213,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         take = _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall)
         take.stats.update(support.shares())    # share of frames held up by each unseen support
         take.engine = engine
-        return take
+        return breathe(take, still=held_up) if breathes else take
     finally:
         if limbs is not None:
             limbs.close()

@@ -58,7 +58,7 @@ def write_take(path, take: Take) -> None:
     }
     for k in FATIGUE_FIELDS:
         arrays["fatigue_" + k] = take.fatigue[k]
-    for k in ("tau_max", "strength"):
+    for k in ("tau_max", "strength", "breath"):
         if getattr(take, k) is not None:
             arrays[k] = getattr(take, k)
     _save_atomic(path, arrays)
@@ -73,7 +73,7 @@ def read_take(path) -> Take:
                     fatigue={k: z["fatigue_" + k] for k in FATIGUE_FIELDS}, torque=z["torque"],
                     contacts=z["contacts"], residual_force=z["residual_force"], com=z["com"],
                     events=meta["events"], notes=meta["notes"], stats=meta["stats"], engine=meta.get("engine", ""),
-                    **{k: z[k] for k in ("tau_max", "strength") if k in z.files})
+                    **{k: z[k] for k in ("tau_max", "strength", "breath") if k in z.files})
 
 
 def check_take(take: Take, clip: Clip) -> None:
@@ -85,6 +85,8 @@ def check_take(take: Take, clip: Clip) -> None:
         raise ValueError(f"{T} frames of joints {len(c.joints)}, expected joints {len(clip.joints)}")
     shapes = {"root_pos": (c.root_pos, (T, 3)), "root_rot": (c.root_rot, (T, 4)),
               "joint_rots": (c.joint_rots, (T, len(clip.joints), 4)), "reference_time": (take.reference_time, (T,))}
+    if take.breath is not None:
+        shapes["breath"] = (take.breath, (T,))
     for k in FATIGUE_FIELDS:
         shapes["fatigue_" + k] = (take.fatigue[k], (T, np.shape(take.fatigue["MF"])[1]))
     for name, (a, shape) in shapes.items():

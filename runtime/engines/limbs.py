@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..body import proxy
+from ..body.head import HANG_MARGIN, HANG_RANGE, HOLD_SHARE, head_load, held_droop
 from . import pybullet_body
 from ..maths import quat, repeatable
 
@@ -161,6 +162,7 @@ class LimbSimulator:
             pybullet.changeDynamics(self.body, j, mass=info[0] * ratio,
                                     localInertiaDiagonal=[v * ratio for v in info[2]],
                                     physicsClientId=self.client)
+        self.head = head_load(height, mass, plan)
         self.dt = 1.0 / rate
         pybullet.setTimeStep(self.dt, physicsClientId=self.client)
         # Ten solver iterations track as well as PyBullet's default fifty here (measured: joint
@@ -173,6 +175,7 @@ class LimbSimulator:
         self.spherical, self.dofs, self.joint_slots = limb_layout()
         self._last = np.zeros(len(self.dofs))   # torque applied last step, per limb DoF
         self._stops = self._passive_stops(links)
+        self._tired = False
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
         # Release PyBullet's default velocity motors so only our capped motors act.
         for j, sph in zip(self.joint_index, self.spherical):
@@ -211,18 +214,25 @@ class LimbSimulator:
                             for stop in self._stops]
 
     def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float,
-             give: np.ndarray | None = None) -> np.ndarray:
+             give: np.ndarray | None = None, tired: bool = False) -> np.ndarray:
         """Advance ``duration`` seconds with the pelvis at (root_pos, root_rot) accelerating at
         ``root_acc``; motors track ``targets`` (12 x 4 joint rotations) and ``target_vel`` (12 x 3
         local angular velocities) with per-DoF torque caps
         ``caps`` (limb DoFs, in self.dofs order).  ``give`` (radians per limb DoF, in the joint's
         own axes, like the torques) turns each target that far: how much a tired joint yields to
-        its load (see effort.LimbGive).  Returns the mean applied torque per limb DoF."""
+        its load (see effort.LimbGive).  ``tired`` (fatigue is simulated): the neck carries the
+        head as runtime.body.head says (the droop it can hold, the hang range, passive damping).
+        Returns the mean applied torque per limb DoF."""
         # Python lists throughout (the same numbers as the per-joint numpy slices, cheaper).
         slots = self.joint_slots
         source_q = np.asarray(targets)[slots]
         target_q = source_q if give is None else _yielded(source_q, give, self.spherical)
-        limits = self._stop_limits(source_q.tolist())
+        limits = self._stop_limits(source_q.tolist(), tired)
+        self._tired = tired
+        if tired and give is not None:
+            neck, dofs = self._neck, self._neck_dofs
+            target_q[neck] = held_droop(source_q[neck], np.asarray(give[dofs]), self._chest_world(root_rot),
+                                        self.head, HOLD_SHARE * float(np.min(np.asarray(caps)[dofs])))
         target_q = target_q.tolist()
         for stop, limit in zip(self._stops, limits):   # a tired joint yields up to its stop, not into it
             target_q[stop.slot] = _within(target_q[stop.slot], limit)
@@ -246,6 +256,27 @@ class LimbSimulator:
         applied = self._advance(root_pos, root_rot, root_acc, positions, velocities, forces, limits, substeps)
         self._last = np.array(applied) / substeps
         return self._last
+
+    _neck = LIMB_JOINTS.index("neck")
+
+    @property
+    def _neck_dofs(self) -> slice:
+        """The neck's DoFs in limb-DoF order (caps, torques)."""
+        first = sum(3 if sph else 1 for sph in self.spherical[:self._neck])
+        return slice(first, first + (3 if self.spherical[self._neck] else 1))
+
+    @property
+    def _chest_stop(self) -> int:
+        return next(i for i, stop in enumerate(self._stops) if stop.slot == LIMB_JOINTS.index("chest"))
+
+    @property
+    def _neck_stop(self) -> int:
+        return next(i for i, stop in enumerate(self._stops) if stop.slot == self._neck)
+
+    def _chest_world(self, root_rot) -> np.ndarray:
+        """The simulated chest's world rotation now (the pelvis's times the chest joint's)."""
+        chest = self._stop_state[self._chest_stop][0]
+        return quat.multiply(np.asarray(root_rot, dtype=float), np.asarray(chest, dtype=float))
 
     def _advance(self, root_pos, root_rot, root_acc, positions: list, velocities: list, forces: list,
                  limits: list[float], substeps: int) -> list[float]:
@@ -274,9 +305,12 @@ class LimbSimulator:
             self._stop_state = [(states[stop.slot][0], states[stop.slot][1]) for stop in self._stops]
         return applied
 
-    def _stop_limits(self, source_q: list) -> list[float]:
-        """Each stop's range for this step: the anatomical one, or past a source pose beyond it."""
-        return [max(stop.range, axis_angle(source_q[stop.slot])[1] + PASSIVE_MARGIN) for stop in self._stops]
+    def _stop_limits(self, source_q: list, tired: bool = False) -> list[float]:
+        """Each stop's range for this step: the anatomical one, or past a source pose beyond it.
+        A ``tired`` neck hangs its head at head.HANG_RANGE, or just past a source pose beyond it."""
+        return [max(HANG_RANGE, axis_angle(source_q[stop.slot])[1] + HANG_MARGIN)
+                if tired and stop.slot == self._neck else
+                max(stop.range, axis_angle(source_q[stop.slot])[1] + PASSIVE_MARGIN) for stop in self._stops]
 
     def _press_stops(self, root_q: list, limits: list[float]) -> None:
         """Passive tissue at the end of range: a spring-damper pushing the joint back inside it,
@@ -284,6 +318,13 @@ class LimbSimulator:
         external torques after every step, so this runs before each one)."""
         p, c = self.p, self.client
         for stop, limit, (q, w) in zip(self._stops, limits, self._stop_state):
+            if self._tired and stop.slot == self._neck:
+                # passive damping of the tired head's motion against the chest (runtime.body.head); PyBullet
+                # reports a ball joint's rate in the child's frame
+                frame = quat.multiply(root_q, list(self._stop_state[stop.parent_stop][0]))
+                torque = quat.rotate(quat.multiply(frame, list(q)), np.array(w) * -self.head.damping)
+                p.applyExternalTorque(self.body, stop.link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
+                p.applyExternalTorque(self.body, stop.parent, (-torque).tolist(), p.WORLD_FRAME, physicsClientId=c)
             u, angle = axis_angle(q)
             if angle <= limit:
                 continue

@@ -22,6 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..body import proxy
+from ..body.head import head_load
 from ..errors import SimulationError
 from ..maths import quat
 from ..body.description import proxy_links
@@ -49,6 +50,7 @@ class MujocoLimbSimulator(LimbSimulator):
         ratio = mass / proxy.DEFAULT_MASS
         links = tuple(replace(link, mass=link.mass * ratio, inertia=link.inertia * ratio)
                       for link in proxy_links(height, plan))
+        self.head = head_load(height, mass, plan)
         self.dt = 1.0 / rate
         self.model = mujoco.MjModel.from_xml_string(mjcf(links, free_base=False, keep=set(HANDS), dt=self.dt))
         self.data = mujoco.MjData(self.model)
@@ -68,6 +70,7 @@ class MujocoLimbSimulator(LimbSimulator):
         self._first_dof = np.cumsum([0] + [3 if sph else 1 for sph in self.spherical]).tolist()  # in limb DoF order
         mujoco.mj_forward(m, self.data)
         self._stops = self._passive_stops_mj()
+        self._tired = False
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
 
     def _passive_stops_mj(self) -> list[PassiveStop]:
@@ -185,6 +188,9 @@ class MujocoLimbSimulator(LimbSimulator):
             push = stop.stiffness * (angle - limit) + damping * rate
             if push > 0.0:
                 out[k:k + 3] = -push * axis
+        if self._tired:     # the tired head's passive damping (runtime.body.head)
+            k = self._first_dof[self._neck]
+            out[k:k + 3] -= self.head.damping * np.asarray(self._stop_state[self._neck_stop][1], dtype=float)
         return out
 
     def _fail(self) -> None:

@@ -23,6 +23,8 @@ MAX_GIVE = 0.5             # rad (about 30 deg): the most a tired joint yields t
 MAX_KNEE_GIVE = 0.25       # rad (about 15 deg): ... a knee under the body (deeper costs it more, not less)
 MAX_UPRIGHT_GIVE = 0.25    # rad: ... a trunk or neck carrying what is above it (likewise)
 UPRIGHT_JOINTS = ("chest", "neck")
+MAX_HEAD_DROOP = 0.35      # rad (about 20 deg): how far a tired neck lets the head drop toward the chest
+HEAD_DROOPS = -1.0         # the sign of the neck's flexion (chin down) about its lateral (z) axis
 KNEE_BENDS = -1.0          # the sign of a knee's hinge angle as it bends (the proxy's knees, like DeepMimic's)
 
 
@@ -116,9 +118,10 @@ class KneeSag:
 class LimbGive:
     """Effort economy in the upper body: how far each tired limb joint yields to the load it holds
     (radians per limb DoF, against its smoothed applied torque): economy * load * (1/RC^2 - 1), at
-    most MAX_GIVE per joint; MAX_UPRIGHT_GIVE for trunk and neck, which like a knee under the body
-    hold more the further they give (a tired dancer's trunk slumped 30 degrees, then could not
-    carry the slump and folded onto its end of range).
+    most MAX_GIVE per joint; MAX_UPRIGHT_GIVE for the trunk, which like a knee under the body
+    holds more the further it gives (a tired dancer's trunk slumped 30 degrees, then could not
+    carry the slump and folded onto its end of range); the neck lets the head droop forward
+    (_head_droop), as far as it can hold it (runtime.body.head).
 
     Why: the fatigue bound alone lets a joint hold any load below RC * tau_max at full
     accuracy, so a tired arm held out at 10 % effort would never move.  People trade
@@ -130,11 +133,14 @@ class LimbGive:
 
     def __init__(self, spherical, dt: float):
         self.spherical = spherical      # per limb joint: three DoFs (True) or one
-        self.caps = [MAX_UPRIGHT_GIVE if name in UPRIGHT_JOINTS else MAX_GIVE for name in LIMB_JOINTS]
+        self.caps = [MAX_HEAD_DROOP if name == "neck" else MAX_UPRIGHT_GIVE if name in UPRIGHT_JOINTS else MAX_GIVE
+                     for name in LIMB_JOINTS]
         widths = [3 if sph else 1 for sph in spherical]
         firsts = np.cumsum([0] + widths[:-1])
         self.joints = [(int(first), width, most) for first, width, most in zip(firsts, widths, self.caps)]
         n = sum(widths)
+        neck = LIMB_JOINTS.index("neck")
+        self.neck = slice(int(firsts[neck]), int(firsts[neck]) + widths[neck])
         self.load = np.zeros(n)         # N*m: the applied torque, smoothed over LIMB_LOAD_SMOOTHING
         self.give = np.zeros(n)
         self.blend = min(1.0, dt / LIMB_LOAD_SMOOTHING)
@@ -145,13 +151,26 @@ class LimbGive:
         if economy <= 0.0:
             return None
         load = self.load * tau_max_inv
-        give = within_caps(-economy * load * fatigue_cost(capacity), self.joints)
+        cost = fatigue_cost(capacity)
+        give = within_caps(-economy * load * cost, self.joints)
+        give[self.neck] = self._head_droop(economy, load[self.neck], cost[self.neck])
         # A posture sags at the pace of fatigue, not of the motion: the yield moves at most
         # MAX_GIVE_RATE.  Unlimited, it followed the load of a fast dance and whipped a tired
         # head and arm 40-60 deg per frame, the whipping itself burning their capacity.
         step = MAX_GIVE_RATE * dt
         self.give = self.give + np.clip(give - self.give, -step, step)
         return self.give.copy()
+
+    def _head_droop(self, economy: float, load: np.ndarray, cost: np.ndarray) -> np.ndarray:
+        """A tired neck's yield: the head drops forward, toward the chest, by the size of what
+        the neck holds (whichever way the load pulls), at most MAX_HEAD_DROOP.
+
+        Why: yielding along the load let a tired head tip whichever way its motion threw it,
+        backwards too; a person's tired head hangs forward, chin toward the chest."""
+        size = economy * math.sqrt(load @ load) * float(cost.max())
+        droop = np.zeros(3)
+        droop[2] = HEAD_DROOPS * min(size, MAX_HEAD_DROOP)
+        return droop
 
     def book(self, applied: np.ndarray) -> None:
         """Smooth the torque the limbs applied this step into the load they yield to."""

@@ -72,6 +72,7 @@ class Take:
     notes: dict[str, str] = field(default_factory=dict)
     stats: dict[str, float] = field(default_factory=dict)
     engine: str = ""                 # runtime.engines.chooser name that simulated it ("" before the engine was recorded)
+    breath: np.ndarray | None = None   # (T,) the breath (runtime.fatigue.breathing); None: the take does not breathe
 
     @property
     def frames(self) -> int:

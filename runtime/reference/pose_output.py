@@ -18,6 +18,7 @@ from ..maths import quat, repeatable
 from .rigid_body import Body, SIDES
 from .legs import flatten_foot, leg_ik, leg_ik_one, pivot_on_toes, TOE_PIVOT_REACH
 from .reference import Reference
+from .rest_posture import hinged
 from ..maths.rotation import mv, quat_matrix
 
 _NAMES = [j.name for j in proxy.DEFAULT_JOINTS]
@@ -35,6 +36,7 @@ class SimState:
     resting: bool
     limbs: np.ndarray | None      # simulated upper-body joint rotations (None: the reference's)
     sag: float                    # m the centre of mass sits below the source's (tired knees)
+    hinge: float = 0.0            # rad the pelvis tips forward for a braced rest (runtime.reference.rest_posture)
 
 
 def pose(ref: Reference, body: Body, state: SimState, limb_slots=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -48,8 +50,10 @@ def pose(ref: Reference, body: Body, state: SimState, limb_slots=None) -> tuple[
     r = ref.sample(phase)
     R = quat_matrix(q)
     root_rot = np.array(quat.multiply4(q.tolist(), r.root_rel.tolist()))
-    root_R = quat_matrix(root_rot)
     root_pos = p + R @ r.root_offset
+    if state.hinge > 0.0:
+        root_pos, root_rot = hinged(p, root_pos, root_rot, state.hinge)
+    root_R = quat_matrix(root_rot)
     ankles = r.ankle + offsets
     sole_level = ref.floor - body.sole_drop
     for k in range(2):
@@ -91,8 +95,12 @@ def poses(ref: Reference, body: Body, states: list[SimState], limb_slots=None
         for n, st in enumerate(states):
             joints[n, limb_slots] = st.limbs
     root_rot = quat.multiply(q, at.root_rel)
-    root_R = quat.to_matrix(root_rot)
     root_pos = p + mv(quat.to_matrix(q), at.root_offset)
+    hinge = np.array([st.hinge for st in states])
+    bent = np.flatnonzero(hinge > 0.0)
+    if bent.size:
+        root_pos[bent], root_rot[bent] = hinged(p[bent], root_pos[bent], root_rot[bent], hinge[bent])
+    root_R = quat.to_matrix(root_rot)
     sole_level = ref.floor - body.sole_drop
     for k in range(2):
         ankle = ankles[:, k]

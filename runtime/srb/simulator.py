@@ -34,6 +34,7 @@ from ..maths import quat
 from ..reference.rigid_body import Body, GRAVITY, kin_scale, SIDES
 from .contact_qp import QpSettings, solve_contact_forces
 from ..fatigue.effort import KneeSag, leg_effort, LimbGive, yielding_strength
+from ..reference.rest_posture import RestPosture, hinged
 from ..reference.reference import Reference, RefSample
 from .rest_steps import CARRY_SMOOTHING, closing_target, ClosingStep, decide_rest, rest_centre, rest_height
 from .feet import Foot, Footing, place_feet
@@ -145,6 +146,11 @@ class SrbSimulator:
         self.flight_sped = False   # this flight plays faster than the source's (it will land sooner)
         self._turn_keep = 1.0 - min(1.0, self.dt / LANDING_TURN_DECAY)
         self.limb_give = LimbGive(limbs.spherical, self.dt) if limbs is not None else None
+        self.posture = RestPosture(self.dt) if limbs is not None else None   # the braced rest
+        self._hinge = 0.0           # rad the pelvis tips forward for it (runtime.reference.rest_posture)
+        if limbs is not None:       # limb-DoF positions (caps, torques) of the trunk and of the arms
+            part = np.array(proxy.dof_body_parts())[limbs.dofs]
+            self._trunk_dofs, self._arm_dofs = np.flatnonzero(part == "trunk"), np.flatnonzero(part == "arms")
         self.sag = 0.0              # m: how far the COM target sits below the source's (tired knees)
         names = [j.name for j in proxy.DEFAULT_JOINTS]
         self.knees = KneeSag([names.index(f"{side}_knee") for side in SIDES])
@@ -473,16 +479,36 @@ class SrbSimulator:
         """One step of the simulated upper body on the pelvis at (root_pos, root_quat), tracking
         ``goal`` played at ``rate`` under fatigued caps with the effort economy's yield; returns
         the torques it applied (limb DoFs)."""
-        caps = self.body.tau_max[self.limbs.dofs]
+        strength = self.body.tau_max[self.limbs.dofs]
+        caps = strength
         give = None
+        targets = goal.joints
+        bend = 0.0
         if self.fatigue is not None:
             capacity = self.fatigue.model.residual_capacity[self.limbs.dofs]
-            caps = caps * capacity
+            caps = strength * capacity
             give = self.limb_give.yields(self.s.effort_economy, capacity, self.body.tau_max_inv[self.limbs.dofs],
                                          self.dt)
-        applied = self.limbs.step(root_pos, root_quat, root_acc, goal.joints, goal.joint_vel * rate, caps,
-                                  self.dt, give)
+            bend = self.posture.update(self.resting, float(capacity[self._arm_dofs].min()))
+        self._hinge = 0.0
+        if bend > 0.0:
+            # Braced on the thighs, the arms carry the trunk: its motors have the strength the
+            # bracing gives, and book only the unbraced share (runtime.reference.rest_posture).
+            self._hinge = self.posture.hinge(root_quat)
+            root_pos, root_quat = hinged(self.p, root_pos, root_quat, self._hinge)
+            targets = self.posture.targets(targets, self.limbs.joint_slots)
+            trunk = self._trunk_dofs
+            caps = caps.copy()
+            caps[trunk] += bend * (strength[trunk] - caps[trunk])
+            if give is not None:        # a carried trunk does not sag
+                give = give.copy()
+                give[trunk] *= 1.0 - bend
+        applied = self.limbs.step(root_pos, root_quat, root_acc, targets, goal.joint_vel * rate, caps,
+                                  self.dt, give, tired=self.fatigue is not None)
         self.limb_give.book(applied)
+        if bend > 0.0:
+            applied = applied.copy()
+            applied[self._trunk_dofs] *= 1.0 - bend
         return applied
 
     def _check_fall(self, q_r) -> None:
@@ -509,4 +535,5 @@ class SrbSimulator:
         """What the full-body pose needs (pose_output.poses), cheap to take every output frame."""
         limbs = self.limbs.joint_rotations() if self.limbs is not None else None
         return SimState(self.phase, self.p.copy(), self.q.copy(), np.array([f.offset for f in self.feet]),
-                        np.array([f.stance for f in self.feet]), self.resting, limbs, self.sag)
+                        np.array([f.stance for f in self.feet]), self.resting, limbs, self.sag,
+                        self._hinge)

@@ -119,6 +119,26 @@ def test_bake_writes_take_curves_heat_and_keeps_source(registered_addon):
         pytest.approx(obj.pose.bones[mapping["right_hip"]]["fatigue"], abs=1e-5)
 
 
+def test_a_tired_take_keys_its_breathing_and_a_fresh_or_unticked_one_does_not(registered_addon):
+    obj, _, _ = walk_rig(mesh=False)
+    tired(obj)
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    report = json.loads(obj.fatigue_settings.last_report)
+    frames, breath = curve_values(bpy.data.actions["walk.fatigued"], '["breath"]')
+    assert len(frames) == report["frames"] and breath.min() >= 0.0 and breath.max() <= 1.0
+    assert breath.max() - breath.min() > 0.1                    # it breathes in and out
+    peak, end = report["breathing"]
+    assert 14.0 <= end <= peak <= 36.0
+    assert any(line.startswith("Breathing: up to") for line in panel_text.draw_panels(bpy, obj))
+    obj.fatigue_settings.breathing = False
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    assert json.loads(obj.fatigue_settings.last_report)["breathing"] is None
+    assert not [fc for fc in fcurves(bpy.data.actions["walk.fatigued"]) if fc.data_path == '["breath"]']
+    obj.fatigue_settings.breathing = True
+    assert bpy.ops.fatigue.bake_take(preset="Fresh") == {"FINISHED"}
+    assert json.loads(obj.fatigue_settings.last_report)["breathing"] is None
+
+
 @pytest.mark.parametrize("fps, fps_base", [(24, 1.0), (30, 1.001), (120, 1.0)])
 def test_a_fresh_take_keeps_the_scene_s_timing(registered_addon, fps, fps_base):
     """Film, NTSC and capture rates: a fresh take has one key per scene frame and its pelvis is
