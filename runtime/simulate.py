@@ -292,11 +292,11 @@ def _notes(support, plan, settings, policy, floor_work: bool,
         notes["support"] = (f"its feet ({100 * (1 - floor_share):.0f} % of the frames: balance simulated) and "
                             f"{what} ({100 * floor_share:.0f} %: {how})")
         notes["pelvis_and_legs"] += ("; where something other than the feet holds the body up: " + pelvis
-                                     + " (runtime.floor.stretches)")
+                                     + " (runtime.stretches)")
     if floor_work:
         notes["pelvis_and_legs"] = pelvis
         notes["arms_trunk_neck"] = ("pose follows the reference; every joint books the static torque of holding "
-                                    "the body up on what touches the floor (runtime.floor.work): the working limbs "
+                                    "the body up on what touches the floor (runtime.floor): the working limbs "
                                     "tire, the motion slows and pauses until they recover; no joint sags")
     return notes
 
@@ -409,7 +409,7 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
         "pelvis_and_legs": ("torque mode (experimental): the whole body on joint servos capped at RC * tau_max "
                             "per DoF, no force or moment on the root; window by window "
                             f"({settings.window:g} s) {settings.samples} sampled offsets to the clip's targets, "
-                            f"the best {settings.keep} kept, the best path replayed (runtime.torque.samcon)"),
+                            f"the best {settings.keep} kept, the best path replayed (runtime.samcon)"),
         "arms_trunk_neck": "the same body, on the same fatigue-bounded servos",
         "orientation": ("simulated: nothing holds the body up but the floor, under its feet and wherever the "
                         "clip itself touches it"),

@@ -43,7 +43,7 @@ REFERENCE_WINDOW = (0.1, 0.2, 0.4)     # s ahead (at the current tempo) a genera
 ACTION_SIZE = 6                        # landing xy per foot (4), COM velocity xy (2)
 KINDS = ("phase", "window")
 FAMILIARITY_NOTE = ("familiar_z2: corrections fade from the first to the second value of the mean squared "
-                    "normalised observation (runtime/srb/policy.py)")
+                    "normalised observation (runtime/policy.py)")
 MODELS_DIR = Path(__file__).resolve().parent.parent.parent / "models"
 DEFAULT_MODEL = MODELS_DIR / "srb_general.npz"
 
