@@ -29,8 +29,6 @@ PLATFORM_FIX = "install the extension zip built for this platform"
 ENGINE_PREFERENCES = ("AUTO", "PYBULLET", "MUJOCO")   # add-on preference -> runtime.engines.chooser name (lower case)
 
 
-
-
 def engine_name(preference) -> str:
     """Add-on preference or option (AUTO / PYBULLET / MUJOCO, any case; None or "" = auto) ->
     ``runtime.engines.chooser``'s name; BackendError names the choices for anything else."""

@@ -63,7 +63,6 @@ from . import anim, rig_space, rigmap
 from .failure import RetargetError, RigMappingError
 
 
-
 # ============================================================================= the proxy's rest pose
 
 R0 = quat.to_matrix(rclip.Y_UP_TO_Z_UP)          # every proxy link's world rotation at rest

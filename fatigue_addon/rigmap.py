@@ -76,7 +76,6 @@ PRESET_FORMAT = "fatigued_takes.rig_mapping"
 PRESET_DIR = Path(__file__).resolve().parent / "rig_presets"
 
 
-
 @dataclass
 class Mapping:
     """Humanoid key -> bone name, with how each was found and what looks wrong."""

@@ -10,14 +10,14 @@ from dataclasses import replace
 import numpy as np
 
 from .body import proxy
-from .reference.rigid_body import Body
-from .motion.clip import Clip
 from .engines.chooser import importable, limb_simulator
 from .engines.limbs import limb_rate_for
-from .reference.reference import Reference
-from .srb.simulator import SrbSettings, SrbSimulator
-from .floor.work import FloorSimulator
 from .floor.stretches import MixedSimulator
+from .floor.work import FloorSimulator
+from .motion.clip import Clip
+from .reference.reference import Reference
+from .reference.rigid_body import Body
+from .srb.simulator import SrbSettings, SrbSimulator
 
 FLOOR_MARGIN = 1.05      # floor work's calibrated strength over the largest sustained load
 # The engine whose upper body measures strength, whichever engine then simulates the take (the

@@ -16,9 +16,9 @@ import numpy as np
 
 from .body import proxy
 from .body.anthropometry import BodyPlan
-from .motion.clip import Clip
 from .fatigue.effort import MAX_EFFORT_ECONOMY
 from .fatigue.schedule import FatigueSchedule
+from .motion.clip import Clip
 
 HEIGHT_RANGE = (0.5, 3.0)        # m: a rig outside this is in other units (the bake then uses the panel's height)
 MASS_RANGE = (10.0, 300.0)       # kg

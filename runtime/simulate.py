@@ -14,30 +14,28 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import EngineMissing, SimulationCancelled, SimulationError
 from . import calibration
-from .floor import work as floor, stretches
-from .reference import playback, pose_output
 from .body import proxy
-from .maths import quat
-from .srb import simulator as srb
-from .engines import chooser
-from .fatigue.effort import ECCENTRIC_STRENGTH
-from .request import SimulationRequest, effort_economy_problem, height_problem, mass_problem, output_fps_problem
-from .motion.clip import Clip
-from .engines.limbs import limb_rate_for, whole_steps
-from .reference.prepare import prepare
-from .srb.policy import POLICY_RATE, SrbPolicy, attach
 from .body.anthropometry import BodyPlan
+from .engines import chooser
+from .engines.limbs import limb_rate_for, whole_steps
+from .errors import EngineMissing, SimulationCancelled, SimulationError
 from .fatigue.breathing import breathe
+from .fatigue.effort import ECCENTRIC_STRENGTH
 from .fatigue.schedule import FatigueSchedule, ScheduledModel
-from .torque import samcon
-from .motion.take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
 from .fatigue.tempo import MAX_STRETCH
+from .floor import work as floor, stretches
+from .maths import quat
+from .motion.clip import Clip
+from .motion.take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
+from .reference import playback, pose_output
+from .reference.prepare import prepare
+from .request import SimulationRequest, effort_economy_problem, height_problem, mass_problem, output_fps_problem
+from .srb import simulator as srb
+from .srb.policy import POLICY_RATE, SrbPolicy, attach
+from .torque import samcon
 
 MODES = ("srb", "torque")
-
-
 
 
 def simulate(

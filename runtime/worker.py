@@ -29,8 +29,8 @@ if __package__ in (None, ""):          # ``python runtime/worker.py``: make ``ru
 
 from .errors import SimulationError  # noqa: E402
 from .motion.clip import Clip  # noqa: E402
-from .request import SimulationRequest  # noqa: E402
 from .motion.take import FATIGUE_FIELDS, Take  # noqa: E402
+from .request import SimulationRequest  # noqa: E402
 
 from .request import PROTOCOL  # noqa: E402  (requests and takes share the version)
 

@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import proxy
 from ..maths import quat
+from . import proxy
 from .description import proxy_links
 
 HOLD_SHARE = 0.5                  # of the neck's capacity (RC * tau_max) the drooped head's weight moment may take

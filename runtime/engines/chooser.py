@@ -16,14 +16,13 @@ import importlib
 import os
 import threading
 
-from ..errors import EngineMissing
 from ..body.proxy import DEFAULT_HEIGHT
+from ..errors import EngineMissing
 
 ENGINES = ("pybullet", "mujoco")
 AUTO = "auto"
 LABELS = {"pybullet": "PyBullet", "mujoco": "MuJoCo"}
 _probed: dict[str, bool] = {}
-
 
 
 def importable(name: str) -> bool:

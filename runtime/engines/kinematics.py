@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..maths import lowpass, quat, repeatable
 from ..body import proxy
-from . import pybullet_body
+from ..maths import lowpass, quat, repeatable
 from ..motion.clip import Clip
+from . import pybullet_body
 
 # Tolerances for a 1.62 m proxy; scaled with the proxy's height.
 CONTACT_DISTANCE = 0.035    # m between collision shape and floor
@@ -206,7 +206,6 @@ class Kinematics:
                                                     SLIDING_FOOT_REACH * reach), flicker)
         return ClipKinematics(self.link_names, link_pos, link_rot, joint_pos, self.link_mass, self.link_inertia,
                               com, sole, floor, touching, foot_contact, fps=clip.fps)
-
 
 
 def straight_legs(ck) -> float:

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..body import proxy
 from ..body.head import HANG_MARGIN, HANG_RANGE, HOLD_SHARE, head_load, held_droop
-from . import pybullet_body
 from ..maths import quat, repeatable
+from . import pybullet_body
 
 LIMB_JOINTS = ("chest", "neck", "right_shoulder", "right_elbow", "left_shoulder", "left_elbow")
 LIMB_MIN_RATE = 120.0  # Hz: the motors are stable from here on 1 kg forearms
@@ -36,7 +36,6 @@ PASSIVE_RANGE = {"chest": math.radians(75.0), "neck": math.radians(60.0)}
 PASSIVE_SAG = 0.05     # rad beyond the end of range at which the tissue carries the whole segment's weight
 PASSIVE_MARGIN = 0.2   # rad: a source pose beyond the range (an acrobat, a cartoon rig) moves the stop past it
 PASSIVE_DAMPING = 2.0  # damping ratio of the stop: overdamped, a segment falling onto it is caught, not bounced
-
 
 
 def whole_steps(rate: float, per: float) -> int:

@@ -22,10 +22,10 @@ from dataclasses import replace
 import numpy as np
 
 from ..body import proxy
+from ..body.description import proxy_links
 from ..body.head import head_load
 from ..errors import SimulationError
 from ..maths import quat
-from ..body.description import proxy_links
 from .limbs import LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
 from .limbs import axis_angle, limb_layout, passive_stops
 from .mujoco_proxy import GRAVITY, WARNINGS, keep_warnings_in_memory, mjcf

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
+from ..engines.limbs import LIMB_JOINTS
 from ..maths import repeatable
 from ..reference.legs import leg_length
-from ..engines.limbs import LIMB_JOINTS
 
 MAX_EFFORT_ECONOMY = 5.0         # beyond this a tired limb flops at the first sign of fatigue
 ECCENTRIC_STRENGTH = 1.3  # a leg lowering the body holds this much more than it can push (see yielding_strength)

@@ -38,7 +38,6 @@ MAX_REST_MULTIPLIER = 1000.0
 _SUBSTEP_STIFFNESS = 0.5  # dt_sub * (largest rate) may not exceed this
 
 
-
 def _as_actuator_array(name: str, value, n: int) -> np.ndarray:
     arr = np.array(value, dtype=np.float64)
     if arr.ndim == 0:

@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from . import params as fatigue_params
 from ..maths import repeatable
+from . import params as fatigue_params
 from .model import ThreeCompartmentModel
 
 DEFAULT_LOADS = tuple(round(0.1 * k, 1) for k in range(1, 10))

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..maths import lowpass, quat
 from ..body import proxy
+from ..fatigue.tempo import LOADED, relative_effort, TempoRule
+from ..maths import lowpass, quat
 from ..motion.clip import REVOLUTE_AXIS
 from ..reference.pose_output import SimState
-from ..srb.simulator import SrbSettings
 from ..reference.support import GRAVITY, SEAT_LINKS, Support
-from ..fatigue.tempo import LOADED, relative_effort, TempoRule
+from ..srb.simulator import SrbSettings
 
 SHARE_REGULARISER = 1e-5    # among balances that carry the weight, the most even (unique, never one link per side)
 SUSTAINED = 0.1             # s: Gaussian width over which loads count (an impact is passive)
@@ -37,7 +37,6 @@ PARENT = {"chest": "root", "neck": "chest", "right_shoulder": "chest", "left_sho
           **{f"{side}_{child}": f"{side}_{parent}" for side in ("right", "left")
              for child, parent in (("knee", "hip"), ("ankle", "knee"), ("elbow", "shoulder"), ("wrist", "elbow"))},
           "right_hip": "root", "left_hip": "root"}
-
 
 
 def _beyond(names: tuple[str, ...]) -> dict[str, list[int]]:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..body import proxy
 from ..errors import ClipError
 from ..maths import lowpass, quat, repeatable
-from ..body import proxy
 
 # DeepMimic files are Y-up; rotating +90 degrees about X makes them Z-up (x forward, y left).
 Y_UP_TO_Z_UP = quat.from_axis_angle([1.0, 0.0, 0.0], np.pi / 2)
@@ -28,7 +28,6 @@ def revolute_angle(q: np.ndarray) -> np.ndarray:
 # m/s for a 1.62 m body (scaled with the square root of height, like running speed): faster than
 # anyone runs (a sprint peaks near 12) or falls within a shot; the DeepMimic clips stay below 5.2.
 MAX_ROOT_SPEED = 20.0
-
 
 
 @dataclass(frozen=True)

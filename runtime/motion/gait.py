@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import metrics
 from ..body import proxy
 from ..maths import quat, repeatable
+from . import metrics
 from .clip import Clip
 from .take import Take
 

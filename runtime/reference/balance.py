@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..maths import quat, repeatable
-from .rigid_body import kin_scale
 from .legs import flatten_foot
+from .rigid_body import kin_scale
 from .support import outside_support
 
 GRAVITY = 9.81

@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from ..maths import quat, repeatable
-from .rigid_body import Body
 from ..maths.rotation import cross, cross3, matrices_to_quats, matrix_to_quat, mm, mtm, mv, quat_matrix, rotation_matrices_between, rotation_matrix_between
+from .rigid_body import Body
 
 
 LEG_DOWN = np.array([0.0, -1.0, 0.0])   # thigh and shin direction in their link frames (URDF Y-up)

@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from ..body import proxy
-from .rigid_body import GRAVITY
 from ..engines.kinematics import straight_legs
+from .rigid_body import GRAVITY
 
 MIN_FLIGHT = 0.2          # s of clip time: a flight shorter than this is too short to time
 MIN_FLIGHTS = 2           # flights that must agree

@@ -15,11 +15,11 @@ import numpy as np
 
 from ..body import proxy
 from ..maths import quat, repeatable
-from .rigid_body import Body, SIDES
+from ..maths.rotation import mv, quat_matrix
 from .legs import flatten_foot, leg_ik, leg_ik_one, pivot_on_toes, TOE_PIVOT_REACH
 from .reference import Reference
 from .rest_posture import hinged
-from ..maths.rotation import mv, quat_matrix
+from .rigid_body import Body, SIDES
 
 _NAMES = [j.name for j in proxy.DEFAULT_JOINTS]
 LEG_SLOTS = [[_NAMES.index(f"{side}_{n}") for n in ("hip", "knee", "ankle")] for side in SIDES]

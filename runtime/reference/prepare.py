@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..body import proxy
-from .rigid_body import Body, body_from_proxy, kin_scale
-from ..motion.clip import Clip
 from ..engines.kinematics import ClipKinematics, Kinematics
+from ..motion.clip import Clip
 from .reference import Reference, build_reference
+from .rigid_body import Body, body_from_proxy, kin_scale
 from .support import Support, find_support
 
 

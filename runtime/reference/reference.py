@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engines.kinematics import ClipKinematics
 from ..maths import lowpass, quat
 from ..motion.clip import Clip, angular_velocity
-from ..engines.kinematics import ClipKinematics
 from .rigid_body import Body, SIDES, kin_scale
 
 ORIENTATION_PULL = 1.0   # 1/s: how fast the momentum-integrated orientation is pulled to the pelvis

@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from ..maths import quat
 from ..engines.limbs import LIMB_JOINTS
+from ..maths import quat
 
 PELVIS_LEAN = math.radians(25.0)  # the pelvis tips forward at the hips to this pitch ...
 CHEST_BEND = math.radians(15.0)   # ... and the chest bends this much more

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..body import proxy
+from ..engines.kinematics import Kinematics
 from ..maths import quat
 from ..motion.clip import Y_UP_TO_Z_UP
-from ..engines.kinematics import Kinematics
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 SIDES = ("right", "left")

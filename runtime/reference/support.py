@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engines import kinematics
-from ..maths import lowpass
 from ..body import proxy
+from ..engines import kinematics
 from ..engines.kinematics import straight_legs
+from ..maths import lowpass
 from .playback import slowed_flights
 
 FEET_ONLY = "its feet: balance simulated"   # what held the body up when its feet carry the whole clip
@@ -230,8 +230,6 @@ def pelvis_lowered(ck) -> np.ndarray:
     ankle_up = float(ck.joint_pos[0, names.index("right_ankle"), 2] - ck.sole[0, 0, :, 2].min())
     standing = straight_legs(ck) + max(ankle_up, 0.0)
     return ck.joint_pos[:, names.index("root"), 2] - ck.floor_height < SEATED_PELVIS * standing
-
-
 
 
 def _mostly_still(carried: np.ndarray, holding: np.ndarray) -> np.ndarray:

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..reference.balance import cart_table_cop
-from ..reference.rigid_body import kin_scale
-from ..reference.support import inside_support
 from ..fatigue.effort import smoothstep
+from ..maths.rotation import quat_matrix
+from ..reference.balance import cart_table_cop
 from ..reference.legs import flatten_foot, stance_leg_rows
 from ..reference.reference import RefSample
+from ..reference.rigid_body import kin_scale
+from ..reference.support import inside_support
 from .rest_steps import CLOSE_SHIFT_TIME, put_down, step_in
-from ..maths.rotation import quat_matrix
 
 PRESSURE_MARGIN = 0.02     # m (1.62 m body): how far inside its bearing corners one foot's centre of pressure sits
 SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully

@@ -48,7 +48,6 @@ MODELS_DIR = Path(__file__).resolve().parent.parent.parent / "models"
 DEFAULT_MODEL = MODELS_DIR / "srb_general.npz"
 
 
-
 def observation_size(kind: str) -> int:
     base = 3 + 3 + 3 + 1 + 2 + 4 + 2 + 3 + 3 + 2
     return base + (2 if kind == "phase" else 6 * len(REFERENCE_WINDOW))

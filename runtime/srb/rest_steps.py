@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..reference.rigid_body import GRAVITY, kin_scale
 from ..fatigue.effort import smoothstep
-from ..reference.legs import flatten_foot, stance_leg_rows
-from ..maths.rotation import quat_matrix
 from ..fatigue.tempo import LAUNCH_LEAD, LOADED, relative_effort
+from ..maths.rotation import quat_matrix
+from ..reference.legs import flatten_foot, stance_leg_rows
+from ..reference.rigid_body import GRAVITY, kin_scale
 
 REST_ANKLE_EFFORT = 0.5  # a resting body stands no further ahead of its ankles than costs them this share of what they have left
 REST_LEG_EXTENSION = 0.995   # hip-ankle distance over leg length while resting (~10 deg knee)

@@ -30,18 +30,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..body import proxy
-from ..maths import quat
-from ..reference.rigid_body import Body, GRAVITY, kin_scale, SIDES
-from .contact_qp import QpSettings, solve_contact_forces
 from ..fatigue.effort import KneeSag, leg_effort, LimbGive, yielding_strength
-from ..reference.rest_posture import RestPosture, hinged
-from ..reference.reference import Reference, RefSample
-from .rest_steps import CARRY_SMOOTHING, closing_target, ClosingStep, decide_rest, rest_centre, rest_height
-from .feet import Foot, Footing, place_feet
-from ..reference.pose_output import SimState
+from ..fatigue.tempo import flight_rate, single_support_rate, TempoRule
+from ..maths import quat
 from ..maths.rotation import cross, cross_rows, matrix_to_quat, quat_matrix
 from ..motion.take import Event
-from ..fatigue.tempo import flight_rate, single_support_rate, TempoRule
+from ..reference.pose_output import SimState
+from ..reference.reference import Reference, RefSample
+from ..reference.rest_posture import RestPosture, hinged
+from ..reference.rigid_body import Body, GRAVITY, kin_scale, SIDES
+from .contact_qp import QpSettings, solve_contact_forces
+from .feet import Foot, Footing, place_feet
+from .rest_steps import CARRY_SMOOTHING, closing_target, ClosingStep, decide_rest, rest_centre, rest_height
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 

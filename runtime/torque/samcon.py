@@ -26,17 +26,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import calibration
-from ..engines import chooser
 from ..body import proxy
-from ..maths import quat, repeatable
 from ..body.description import proxy_links
-from ..motion.clip import Clip, revolute_angle
-from ..fatigue.effort import PathGive, fatigue_cost
+from ..engines import chooser
 from ..engines.mujoco_proxy import keep_warnings_in_memory, mjcf, numbers_text
-from .sampled_reference import DAMPING_RATIO, Reaching, SampledReference, WindowEnd, Clock
+from ..fatigue.effort import PathGive, fatigue_cost
 from ..fatigue.schedule import ScheduledModel
-from ..motion.take import Event, Take, unfatigued
 from ..fatigue.tempo import MAX_STRETCH
+from ..maths import quat, repeatable
+from ..motion.clip import Clip, revolute_angle
+from ..motion.take import Event, Take, unfatigued
+from .sampled_reference import DAMPING_RATIO, Reaching, SampledReference, WindowEnd, Clock
 
 # PD stiffness per joint at the default 45 kg body (DeepMimic's humanoid); damping kp / 10.
 GAINS = {"chest": 1000.0, "neck": 100.0, "hip": 500.0, "knee": 500.0, "ankle": 400.0,

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engines import chooser
 from ..body import proxy
-from ..srb.simulator import SrbSettings
+from ..engines import chooser
 from ..fatigue.tempo import LAUNCH_LEAD, LOADED, relative_effort, TempoRule
+from ..srb.simulator import SrbSettings
 
 DAMPING_RATIO = 0.1       # s: kd / kp of every servo (runtime.torque.samcon's servos)
 GROUND_MARGIN = 0.02      # m: a link of the clip this near the floor is on it (a hand in a cartwheel; a shin clears it by 2.4 cm or more in the bench clips)

@@ -22,8 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..srb import policy as pol
 from ..maths import repeatable
+from ..srb import policy as pol
 from . import srb_env
 
 

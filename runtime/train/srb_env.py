@@ -12,16 +12,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import TrainingClipError
-from ..motion import clip as clips
-from ..srb import policy as pol
-from ..fatigue import schedule
-from ..srb import simulator as srb
-from ..reference.rigid_body import Body
 from ..calibration import take_strength
+from ..engines.kinematics import Kinematics
+from ..errors import TrainingClipError
+from ..fatigue import schedule
+from ..motion import clip as clips
 from ..reference.prepare import prepare as setup_chain
 from ..reference.reference import Reference
-from ..engines.kinematics import Kinematics
+from ..reference.rigid_body import Body
+from ..srb import policy as pol
+from ..srb import simulator as srb
 
 EPISODE_SECONDS = 8.0
 FRESH_SHARE = 0.25                  # episodes without fatigue
@@ -32,7 +32,6 @@ ACTION_PENALTY = 0.1                # per unit mean squared action (0.02 before 
 FALL_REWARD = -10.0
 FAMILIAR_PERCENTILE = 99.0          # of training observations: where a policy's corrections start to fade
 FAMILIAR_STEPS = 6000               # control steps (200 s) of rollouts that measure it                 # a fall ends the episode: worth about 10 steps of tracking
-
 
 
 @dataclass
