@@ -84,7 +84,7 @@ def resolve_mapping(obj, settings) -> dict:
     if not rows:
         return dict(rigmap.detect_mapping(obj, strict=True).bones)
     m = rigmap.Mapping(bones=rows, sources={k: "user" for k in rows}, armature=obj.name)
-    problems = rigmap.validate_mapping(obj, m)
+    problems = rigmap.validate_mapping(obj, m, posed=True)
     if problems:
         p = problems[0]
         if p.startswith("not humanoid: "):
@@ -178,17 +178,20 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         checks.check_armature(obj, scene, (start, end))
         checks.check_frames_keyed(obj, source, start, end)
         mapping = resolve_mapping(obj, settings)
-        checks.check_mapping_sense(obj, mapping)
-        height, size_notes = body_height(obj, settings, mapping)
+        frame, why = rigmap.body_pose(obj, mapping)       # None: the rest pose is a human shape
+        pose_notes = [rigmap.pose_note(obj.name, frame, why)] if frame is not None else []
+        checks.check_mapping_sense(obj, mapping, frame=frame)
+        height, size_notes = body_height(obj, settings, mapping, frame)
         mass = float(settings.mass)
         if mass_problem(mass) is not None:
             raise BakeInputError(f"Mass is {mass!r} kg: set {MASS_RANGE[0]:g} to {MASS_RANGE[1]:g} kg in the Fatigue panel")
         t1 = time.perf_counter()
-        plan = body_plan(obj, settings, mapping)
+        plan = body_plan(obj, settings, mapping, frame)
         from ..runtime.body.anthropometry import standing_pelvis_height
 
         pelvis = standing_pelvis_height(plan, height)
-        clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height, pelvis_height=pelvis)
+        clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height, pelvis_height=pelvis,
+                                             reference_frame=frame)
         checks.check_moves(obj, source, mapping, clip, start, end)
         clip, info, start, end = _settle_root_jumps(obj, mapping, source, clip, info, start, end, height, pelvis)
         t2 = time.perf_counter()
@@ -200,7 +203,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                                 breathing=bool(settings.breathing))
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
-                   warnings=([name_note] if name_note else []) + size_notes + list(info.warnings)
+                   warnings=([name_note] if name_note else []) + pose_notes + size_notes + list(info.warnings)
                    + ([OVERRIDE_NOTE.format(obj.name)] if obj.override_library is not None else [])
                    + list(plan.notes if plan is not None else ()),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
@@ -217,7 +220,8 @@ def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, h
         return clip, info, start, end
     if root.kind == "trim":
         new_start, new_end = start + root.first, start + root.last
-        clip, info = retarget.action_to_clip(obj, mapping, new_start, new_end, proxy_height=height, pelvis_height=pelvis)
+        clip, info = retarget.action_to_clip(obj, mapping, new_start, new_end, proxy_height=height, pelvis_height=pelvis,
+                                             reference_frame=info.reference_frame)
         skipped = []
         if new_start > start:
             skipped.append(f"{start}-{new_start - 1}")
@@ -287,12 +291,13 @@ def resolve_take_name(obj, source, wanted: str | None = None) -> tuple[str, str 
     return name, f"'{base}' is {why}: this take is '{name}' (rename or delete '{base}' to use its name)"
 
 
-def body_height(obj, settings, mapping) -> tuple[float, list]:
+def body_height(obj, settings, mapping, frame: int | None = None) -> tuple[float, list]:
     """The simulated body's height (m) and what to tell the animator about it.  From the rig when
     it asks for that and the rig measures a human height in metres; a rig in other units (a BVH
     in centimetres or inches) is simulated at the panel's Height and says so: the retarget maps
-    positions by the ratio, so the take stays in the rig's own units."""
-    size = retarget.rig_size(obj, mapping)
+    positions by the ratio, so the take stays in the rig's own units.  ``frame``: the animated
+    frame the body is measured on (rigmap.body_pose), None for the rest pose."""
+    size = retarget.rig_size(obj, mapping, frame)
     if settings.use_rig_height and size.in_metres:
         return float(size.stature), []
     height = float(settings.height)
@@ -315,15 +320,16 @@ def policy_path(settings) -> str | None:
     return str(policy.DEFAULT_MODEL)
 
 
-def body_plan(obj, settings, mapping: dict):
-    """The proxy's proportions: measured on the rig's rest pose (scale-free: lengths over the rig's
-    height) with de Leva masses, or None for the default humanoid."""
+def body_plan(obj, settings, mapping: dict, frame: int | None = None):
+    """The proxy's proportions: measured on the rig's rest pose (or the animated ``frame`` the body
+    is measured on; scale-free: lengths over the rig's height) with de Leva masses, or None for the
+    default humanoid."""
     from ..runtime.body import anthropometry
 
     if settings.proportions != "RIG":
         return None
-    return anthropometry.plan_from_lengths(retarget.rig_segment_lengths(obj, mapping),
-                                           retarget.rig_size(obj, mapping).stature,
+    return anthropometry.plan_from_lengths(retarget.rig_segment_lengths(obj, mapping, frame),
+                                           retarget.rig_size(obj, mapping, frame).stature,
                                            sex=settings.mass_distribution.lower())
 
 

@@ -71,9 +71,10 @@ def check_frames_keyed(obj, action, start: int, end: int) -> None:
                              f"set the scene range or the Fatigue panel's custom range to overlap them")
 
 
-def check_mapping_sense(obj, mapping: dict) -> None:
+def check_mapping_sense(obj, mapping: dict, frame: int | None = None) -> None:
     """Refuse a (usually hand-edited) rig mapping that is complete but wrong: a bone given to two
-    joints, a head, hand or toe in another limb, or left and right swapped."""
+    joints, a head, hand or toe in another limb, or left and right swapped (judged in the rest
+    pose, or on the animated ``frame`` the body is measured on: rigmap.body_pose)."""
     from . import rigmap
 
     label = rigmap.KEY_LABELS
@@ -114,24 +115,31 @@ def check_mapping_sense(obj, mapping: dict) -> None:
             raise BakeInputError(f"Rig mapping: {label[key]} is '{bone}', a bone of the {label[got].lower()} "
                                  f"'{mapping[got]}': map the {label[key].lower()} bone in the Rig Mapping list "
                                  f"(or press Detect Rig)")
-    _check_sides(obj, mapping, label)
+    _check_sides(obj, mapping, label, frame)
 
 
-def _check_sides(obj, mapping: dict, label: dict) -> None:
-    """Left and right judged in the rest pose, in the armature's own space (so the object's
-    rotation or scale does not matter): a person's left is up x forward, with up from the pelvis
-    to the neck and forward from the ankles to the toes (or along the feet).  Where the bones'
-    names say the same sides as the rows, the names win: feet that point back (a creature's
-    heel-raised leg) would mislead the geometry, a hand-edited row does not rename its bone."""
+def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> None:
+    """Left and right judged in the rest pose (or the animated ``frame`` the body is measured on),
+    in the armature's own space (so the object's rotation or scale does not matter): a person's
+    left is up x forward, with up from the pelvis to the neck and forward from the ankles to the
+    toes (or along the feet).  Where the bones' names say the same sides as the rows, the names
+    win: feet that point back (a creature's heel-raised leg) would mislead the geometry, a
+    hand-edited row does not rename its bone."""
     import numpy as np
 
-    from .rigmap import parse_name
+    from .rigmap import parse_name, read_pose
 
     bones = obj.data.bones
+    posed = read_pose(obj, frame) if frame is not None else None
 
     def head(key):
         b = bones.get(mapping.get(key) or "")
-        return None if b is None else np.array(b.head_local, dtype=float)
+        if b is None:
+            return None
+        return np.array(b.head_local if posed is None else posed[b.name][0], dtype=float)
+
+    def tail(b):
+        return np.array(b.tail_local if posed is None else posed[b.name][1], dtype=float)
 
     pelvis, neck = head("pelvis"), head("neck")
     if pelvis is None or neck is None:
@@ -148,7 +156,7 @@ def _check_sides(obj, mapping: dict, label: dict) -> None:
         if ankle is not None and toe is not None:
             fwd.append(toe - ankle)
         elif foot is not None:
-            fwd.append(np.array(foot.tail_local, dtype=float) - np.array(foot.head_local, dtype=float))
+            fwd.append(tail(foot) - head(f"{side}_ankle"))
     if not fwd:
         return
     forward = np.mean(fwd, axis=0)

@@ -14,6 +14,11 @@ Method (independent of the rig's rest pose, units and orientation; see rig_space
 * ``Fr``: the rest pose's body axes (forward, left, up; rig_space.body_frame: up along the trunk
   snapped to a world axis, left from the hips and shoulders), so a rest pose lying down or on its
   head is read like a standing one.
+* A rest pose that is not a human shape (rigmap.body_pose) is not used: "rest" below is then the
+  animated frame standing straightest (``W_b(rest)`` its posed world rotations, the joints its
+  posed heads), each foot's own planted frame (the lowest ankle), and the thigh and upper arm
+  turned about their length so the proxy's knee and elbow hinges lie along the axis the rig's
+  knee and elbow bend about over the action (a posed limb does not show its twist, its bend does).
 * ``A``: stands the motion up (world Z, or the one axis a file imported with another up axis
   stands along all through its motion: rig_space.motion_up) and turns the rig's facing (its rest
   pose's, or the first frame's when the rest pose lies down) onto the proxy's +X.
@@ -108,6 +113,7 @@ class RetargetInfo:
     method: str                  # "fcurves" or "scene"
     off_axis_deg: dict = field(default_factory=dict)   # knee/elbow: max rotation off the hinge axis
     object_matrix: np.ndarray | None = None            # (4, 4) the object's world matrix the bones were read under
+    reference_frame: int | None = None                 # the animated frame the body was measured on (None: rest pose)
     warnings: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)        # seconds per stage
 
@@ -381,38 +387,60 @@ def _mapping_bones(obj, mapping) -> dict:
     return bones
 
 
-def _subtree_heads(obj, name: str) -> list:
-    return [c.head_local for c in obj.data.bones[name].children_recursive]
+def _subtree_heads(obj, name: str, pose=None) -> list:
+    return [c.head_local if pose is None else pose[c.name][0] for c in obj.data.bones[name].children_recursive]
 
 
-def _segment_end(obj, name: str, world, along=None):
-    """Where bone ``name``'s segment ends in the rest pose: the head of its first child (or, with
-    ``along``, the child head farthest along that direction), else its tail.  Tails only as a
-    last resort: importers give leaf bones arbitrary lengths."""
-    heads = _subtree_heads(obj, name) if along is not None else [c.head_local for c in obj.data.bones[name].children]
+def _segment_end(obj, name: str, world, along=None, pose=None):
+    """Where bone ``name``'s segment ends in the rest pose (or in ``pose``, a rigmap.read_pose): the
+    head of its first child (or, with ``along``, the child head farthest along that direction),
+    else its tail.  Tails only as a last resort: importers give leaf bones arbitrary lengths."""
+    bone = obj.data.bones[name]
+    if along is not None:
+        heads = _subtree_heads(obj, name, pose)
+    else:
+        heads = [c.head_local if pose is None else pose[c.name][0] for c in bone.children]
     if not heads:
-        return world(obj.data.bones[name].tail_local)
+        return world(bone.tail_local if pose is None else pose[name][1])
     pts = [world(h) for h in heads]
     if along is None:
         return pts[0]
     return max(pts, key=lambda p: float(p @ along))
 
 
-def _rest_geometry(obj, bones: dict, O: np.ndarray) -> dict:
+def _rest_geometry(obj, bones: dict, O: np.ndarray, pose: dict | None = None, feet: dict | None = None,
+                   hinges: dict | None = None) -> dict:
     """The rig's rest pose in its own body axes: bone rest rotations, the proxy posed like it
     (``C_body``, in body axes: forward +X, left +Y, up +Z), the body axes ``Fr`` in the world and
     the rig's size.  Joint positions only (bone heads), never the world's Z: rest poses lie,
-    stand on their heads or hang from rotated parents."""
+    stand on their heads or hang from rotated parents.
+
+    ``pose`` (a rigmap.read_pose) replaces the rest pose where that is not a human shape: the
+    body is measured on the animated frame rigmap.body_pose chose, and ``feet`` (ankle key ->
+    read_pose) gives each foot the frame it is planted in (the proxy's feet are flat there), and
+    ``hinges`` (thigh / upper-arm key -> world axis) the way each knee and elbow bends."""
     O3 = O[:3, :3]
+    feet = feet or {}
 
     def world(p):
         return O3 @ np.asarray(p, dtype=float) + O[:3, 3]
 
-    def head(key):
-        return world(obj.data.bones[bones[key]].head_local)
+    def at(key):
+        return feet.get(key, pose)
 
-    rest_world = {k: polar(O3 @ _np(obj.data.bones[bones[k]].matrix_local)[:3, :3]) for k in rigmap.HUMANOID_KEYS}
-    joints = {k: head(k) for k in rigmap.HUMANOID_KEYS}
+    def head(key):
+        reading = at(key)
+        name = bones[key]
+        return world(obj.data.bones[name].head_local if reading is None else reading[name][0])
+
+    def rotation(key):
+        reading = at(key)
+        name = bones[key]
+        return _np(obj.data.bones[name].matrix_local if reading is None else reading[name][2])[:3, :3]
+
+    rest_world = {k: polar(O3 @ rotation(k)) for k in rigmap.HUMANOID_KEYS}
+    joints = {k: world(obj.data.bones[bones[k]].head_local if pose is None else pose[bones[k]][0])
+              for k in rigmap.HUMANOID_KEYS}
     try:
         Fr = rig_space.body_frame(joints)
     except ValueError:
@@ -422,21 +450,25 @@ def _rest_geometry(obj, bones: dict, O: np.ndarray) -> dict:
     if size.stature < 1e-6:
         raise RetargetError(f"'{obj.name}' has no size in its rest pose: check the armature's scale")
     up = Fr[:, 2]
-    pelvis_head = head("pelvis")
-    ends = {"chest": head("neck"), "neck": _segment_end(obj, bones["neck"], world, along=up)}
+    pelvis_head = joints["pelvis"]
+    ends = {"chest": joints["neck"], "neck": _segment_end(obj, bones["neck"], world, along=up, pose=pose)}
     base = {"chest": pelvis_head}     # the proxy's chest link spans the whole trunk
     for side in ("right", "left"):
-        ends[f"{side}_hip"] = head(f"{side}_knee")
-        ends[f"{side}_knee"] = head(f"{side}_ankle")
-        ends[f"{side}_shoulder"] = head(f"{side}_elbow")
+        ends[f"{side}_hip"] = joints[f"{side}_knee"]
+        ends[f"{side}_knee"] = joints[f"{side}_ankle"]
+        ends[f"{side}_shoulder"] = joints[f"{side}_elbow"]
         for key, tip in ((f"{side}_elbow", f"{side}_hand"), (f"{side}_ankle", f"{side}_toe")):
             b = bones.get(tip)
-            ends[key] = world(obj.data.bones[b].head_local) if b and b in obj.data.bones else _segment_end(obj, bones[key], world)
+            reading = at(key)
+            if b and b in obj.data.bones:
+                ends[key] = world(obj.data.bones[b].head_local if reading is None else reading[b][0])
+            else:
+                ends[key] = _segment_end(obj, bones[key], world, pose=reading)
     C = {"pelvis": R0.copy()}
     warnings = []
     for key in CHAIN_ORDER:
         parent = rigmap.KEY_PARENT[key]
-        d = Fr.T @ (ends[key] - base.get(key, head(key)))
+        d = Fr.T @ (ends[key] - base.get(key, head(key)))     # a foot from the frame it is planted in
         if key.endswith("_ankle"):
             d[2] = 0.0
             yaw = math.atan2(d[1], d[0]) if np.linalg.norm(d) > 1e-3 * size.stature else 0.0
@@ -448,7 +480,83 @@ def _rest_geometry(obj, bones: dict, O: np.ndarray) -> dict:
             continue
         d_proxy = C[parent] @ R0.T @ SEGMENT_DIRECTION[key]
         C[key] = _swing(d_proxy, d) @ C[parent]
+        if key in (hinges or {}):
+            C[key] = _hinge_twist(key, C[key], d, Fr.T @ hinges[key])
     return {"rest_world": rest_world, "C_body": C, "Fr": Fr, "size": size, "warnings": warnings}
+
+
+_HINGE_OF = {"right_hip": "right_knee", "left_hip": "left_knee",
+             "right_shoulder": "right_elbow", "left_shoulder": "left_elbow"}
+
+
+def _flexion_sign(key: str) -> float:
+    """+1 where a positive turn about the proxy's hinge axis (the parent link's local Z) flexes
+    the joint (the forearm forward), -1 where it extends it (a knee flexes backward)."""
+    hinge = R0 @ rclip.REVOLUTE_AXIS
+    forward = float(np.cross(hinge, _DOWN) @ np.array([1.0, 0.0, 0.0]))
+    return float(np.sign(forward)) * (1.0 if key.endswith("shoulder") else -1.0)
+
+
+def _hinge_twist(key: str, C: np.ndarray, d: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """The thigh or upper arm link ``C`` (body axes, pointing along ``d``) turned about ``d`` so that
+    the proxy's knee or elbow axis lies along the rig's own (``axis``: the way it bends, body axes):
+    a pose with bent or turned limbs does not say how the segment is twisted, the way it bends does."""
+    d = d / np.linalg.norm(d)
+    target = axis - (axis @ d) * d
+    if np.linalg.norm(target) < 1e-6:
+        return C
+    target = _flexion_sign(key) * target / np.linalg.norm(target)
+    a = C @ rclip.REVOLUTE_AXIS
+    angle = math.atan2(float(d @ np.cross(a, target)), float(a @ target))
+    return quat.to_matrix(quat.from_axis_angle(d, angle)) @ C
+
+
+def _hinge_axes(obj, bones: dict, O: np.ndarray, readings: list, pose: dict) -> dict:
+    """Thigh / upper-arm key -> the world axis its knee / elbow bends about at ``pose``: the bend
+    (upper x lower segment) of every reading, carried into the upper bone's own frame and summed,
+    so the frames that bend most decide.  Absent where the limb never bends."""
+    O3 = O[:3, :3]
+
+    def seg(r, a, b):
+        v = np.asarray(r[b][0], dtype=float) - np.asarray(r[a][0], dtype=float)
+        n = np.linalg.norm(v)
+        return v / n if n > 1e-12 else v
+
+    out = {}
+    for upper, lower in _HINGE_OF.items():
+        tip = bones.get(lower.replace("elbow", "hand").replace("knee", "ankle"))
+        total = np.zeros(3)
+        for r in readings:
+            a = seg(r, bones[upper], bones[lower])
+            if tip and tip in r:
+                b = seg(r, bones[lower], tip)
+            else:
+                v = np.asarray(r[bones[lower]][1], dtype=float) - np.asarray(r[bones[lower]][0], dtype=float)
+                b = v / max(np.linalg.norm(v), 1e-12)
+            W = polar(O3 @ _np(r[bones[upper]][2])[:3, :3])
+            total += W.T @ (O3 @ np.cross(a, b))
+        if np.linalg.norm(total) > 0.05 * len(readings):
+            W = polar(O3 @ _np(pose[bones[upper]][2])[:3, :3])
+            out[upper] = W @ (total / np.linalg.norm(total))
+    return out
+
+
+POSE_READINGS = 24       # frames of the action read to find planted feet and how knees and elbows bend
+
+
+def _planted(bones: dict, O: np.ndarray, readings: list) -> dict:
+    """Ankle key -> the reading (rigmap.read_pose) where that ankle is lowest along the trunk's
+    usual up (the nearest world axis to pelvis -> neck): the foot is planted, so flat on the
+    floor, there."""
+    O3 = O[:3, :3]
+    trunk = sum(O3 @ (np.asarray(r[bones["neck"]][0], dtype=float) - np.asarray(r[bones["pelvis"]][0], dtype=float))
+                for r in readings)
+    up, _ = rig_space.nearest_axis(trunk)
+    out = {}
+    for side in ("right", "left"):
+        key = f"{side}_ankle"
+        out[key] = min(readings, key=lambda r: float(up @ (O3 @ np.asarray(r[bones[key]][0], dtype=float))))
+    return out
 
 
 def _motion_axes(obj, world: dict, geo: dict) -> tuple[np.ndarray, list]:
@@ -515,13 +623,16 @@ def _sample_world_scene(obj, bones: dict, frames: np.ndarray):
 
 
 def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height: float | None = None,
-                   method: str = "auto", pelvis_height: float | None = None):
+                   method: str = "auto", pelvis_height: float | None = None, reference_frame="auto"):
     """Sample ``obj``'s assigned action over [frame_start, frame_end] into a proxy-space Clip.
 
     ``mapping``: a ``rigmap.Mapping`` or a dict key -> bone name.  ``proxy_height`` defaults to
     ``runtime.body.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".  ``pelvis_height``:
     the simulated body's pelvis above its soles standing straight (m; default: the default
     proportions' at ``proxy_height``), where the rig's standing pelvis is put.
+    ``reference_frame``: the animated frame the body is measured on instead of its rest pose
+    (None: the rest pose; "auto": rigmap.body_pose decides, the rest pose wherever it is a human
+    shape).
     Returns ``(Clip, RetargetInfo)``; raises RetargetError / RigMappingError (one line) on bad input.
     """
     import time
@@ -559,7 +670,15 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
             warnings.append(f"'{obj.name}' itself moves (a parent, object keys or constraints): that motion is "
                             f"kept as it is, the body simulates the bones' motion under it")
     t2 = time.perf_counter()
-    geo = _rest_geometry(obj, bones, O)
+    if reference_frame == "auto":
+        reference_frame = rigmap.body_pose(obj, bones)[0]
+    if reference_frame is None:
+        geo = _rest_geometry(obj, bones, O)
+    else:
+        pose = rigmap.read_pose(obj, reference_frame)
+        readings = [rigmap.read_pose(obj, f) for f in rigmap.action_frames(obj, POSE_READINGS)]
+        geo = _rest_geometry(obj, bones, O, pose, _planted(bones, O, readings),
+                             _hinge_axes(obj, bones, O, readings, pose))
     warnings[:0] = geo["warnings"]
     A, motion_notes = _motion_axes(obj, world, geo)
     warnings.extend(motion_notes)
@@ -598,6 +717,7 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
         bones={k: bones[k] for k in rigmap.HUMANOID_KEYS}, align=A, scale=float(s), root_offset=offset,
         rig_height=float(size.stature), proxy_height=proxy_height, rest_world=geo["rest_world"],
         proxy_rest=C, method=method, off_axis_deg=off_axis, warnings=warnings, object_matrix=O,
+        reference_frame=reference_frame,
     )
     extra = {k: bones[k] for k in rigmap.OPTIONAL_KEYS if bones.get(k)}
     info.bones.update(extra)
@@ -795,27 +915,39 @@ def _curve_writer(action, obj):
     return lambda path, index, group: action.fcurves.new(path, index=index, action_group=group)
 
 
-def rig_size(obj, mapping) -> "rig_space.RigMeasure":
+def _heads_at(obj, frame: int | None):
+    """A function bone -> its head in armature space: in the rest pose, or posed at ``frame``."""
+    if frame is None:
+        return lambda bone: bone.head_local
+    posed = rigmap.read_pose(obj, frame)
+    return lambda bone: posed[bone.name][0]
+
+
+def rig_size(obj, mapping, frame: int | None = None) -> "rig_space.RigMeasure":
     """The rig's size in its world units (object and parent transforms included), from the
-    lengths of its mapped joint chains: what ``action_to_clip`` scales to the proxy's height."""
+    lengths of its mapped joint chains: what ``action_to_clip`` scales to the proxy's height.
+    ``frame``: measured on that animated frame instead of the rest pose (rigmap.body_pose)."""
     bones = _mapping_bones(obj, mapping)
     O = _np(obj.matrix_world)
-    joints = {k: O[:3, :3] @ np.array(obj.data.bones[bones[k]].head_local, dtype=float) + O[:3, 3]
+    head = _heads_at(obj, frame)
+    joints = {k: O[:3, :3] @ np.array(head(obj.data.bones[bones[k]]), dtype=float) + O[:3, 3]
               for k in rigmap.HUMANOID_KEYS}
     return rig_space.measure(joints)
 
 
-def rig_segment_lengths(obj, mapping: dict) -> dict[str, float]:
+def rig_segment_lengths(obj, mapping: dict, frame: int | None = None) -> dict[str, float]:
     """Rest-pose segment lengths (world metres) of the mapped skeleton for ``runtime.body.anthropometry``:
     thigh, shank and upper arm from joint to joint (mapped bone heads), hip and shoulder width
     between the left and right joints, left and right averaged; the trunk from the hip joints to
     the neck joint.  Only what the mapping pins down: where the forearm ends (twist bones, hands)
-    varies too much between rigs, so it keeps the default proportion."""
+    varies too much between rigs, so it keeps the default proportion.  ``frame``: measured on
+    that animated frame instead of the rest pose (rigmap.body_pose)."""
     O = _np(obj.matrix_world)
+    head = _heads_at(obj, frame)
 
     def joint(key):
         bone = obj.data.bones.get(mapping.get(key, "")) if mapping.get(key) else None
-        return None if bone is None else O[:3, :3] @ np.array(bone.head_local, dtype=float) + O[:3, 3]
+        return None if bone is None else O[:3, :3] @ np.array(head(bone), dtype=float) + O[:3, 3]
 
     def mean_length(pairs):
         lengths = []

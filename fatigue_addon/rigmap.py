@@ -23,8 +23,16 @@ Detection, in order:
    ``spine.004``).
 3. Geometry, for whatever names did not find: the rest pose is read in world space; limbs
    reaching the floor are legs, the two of them meet at the pelvis, the spine rises from it,
-   and the bone where two long chains go sideways is the chest.  Left is +X of the armature
-   (Blender's convention for ``.L`` bones).
+   and the bone where two long chains go sideways (along the line through the hips) is the
+   chest.  Whatever the numbering of the names, an arm's upper arm and forearm are its first two
+   long bones past a clavicle (a long bone starting within the hips' half-width of the middle);
+   an arm ending at the wrist or a spine ending at the neck is a shorter chain.  Left is where
+   the toes point from, else +X of the armature (Blender's convention for ``.L`` bones).
+4. The animated pose, where the rest pose is no humanoid (a BVH whose offsets all lie along the
+   parent's X: its rest is a horizontal line of bones, every animated frame an upright person):
+   the same detection on frames spread over the assigned action, and what most of them agree on
+   is the mapping.  ``body_pose`` then picks the frame the body is measured on (sizes, up,
+   facing, segment directions: retarget and rig_space read it instead of the rest pose).
 
 Multi-bone spines: the proxy has one chest joint for the whole trunk.  ``chest`` is the upper-most
 spine bone below the neck; the spine bones between pelvis and chest are not mapped, keep their
@@ -38,6 +46,7 @@ are JSON (``save_mapping`` / ``load_mapping``); ``rig_presets/`` ships one per c
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,6 +254,7 @@ class _Rig:
     def __init__(self, obj, posed: bool = False, turn=None):
         mw = obj.matrix_world
         self.name = obj.name
+        self.animated = False      # read on a frame of the action in place of a rest pose that is no humanoid
         self.bones: dict[str, _Bone] = {}
         for b in obj.data.bones:
             pb = obj.pose.bones[b.name] if posed else None
@@ -487,6 +497,67 @@ def _long_bones(rig: _Rig, chain: list[str], min_len: float) -> list[str]:
     return out
 
 
+def _upper_and_forearm(rig: _Rig, chain: list[str], min_len: float, across, medial: float) -> tuple[str, str] | None:
+    """The upper arm and forearm of an arm chain from the chest outwards: the first two long bones,
+    past a long clavicle (a first long bone whose head lies within ``medial`` of the body's middle,
+    ``across`` giving how far a bone's head lies to the side: _across).  The chain may end at the
+    wrist, with no hand bone: a last bone right after the upper arm is the forearm whatever its
+    tail (importers give leaf bones any length).  None when no two bones make an arm."""
+    long = _long_bones(rig, chain, min_len)
+    arm = long[1:] if len(long) >= 2 and abs(across(long[0])) < medial else long
+    last = chain[-1]
+    if (len(arm) == 1 and not rig.bones[last].children and last != arm[0]
+            and chain.index(last) == chain.index(arm[0]) + 1):
+        arm = arm + [last]
+    return (arm[0], arm[1]) if len(arm) >= 2 else None
+
+
+def _across(rig: _Rig, thighs: list[str], pelvis: str):
+    """A function bone -> how far its head lies to the side of the pelvis, along the line through
+    the two hip joints (level with the floor): the body's own side-to-side axis in the pose read,
+    whatever the armature's axes.  Hips that coincide fall back to the armature's X."""
+    a, b = rig.bones[thighs[0]].head, rig.bones[thighs[1]].head
+    axis = [b[0] - a[0], b[1] - a[1], 0.0]
+    n = _norm(axis)
+    origin = rig.bones[pelvis]
+    if n < 1e-9 * max(rig.height, 1e-9):
+        return lambda name: rig.bones[name].head_arm[0] - origin.head_arm[0]
+    axis = [x / n for x in axis]
+    return lambda name: _dot(_vec(origin.head, rig.bones[name].head), axis)
+
+
+def _chain_tip(rig: _Rig, name: str) -> str:
+    """The bone at the end of the longest chain of joints from ``name`` down (``name`` if a leaf)."""
+    b = rig.bones[name]
+    if not b.children:
+        return name
+    best = max(b.children, key=lambda c: (_norm(_vec(b.head, rig.bones[c].head)) + _reach(rig, c), c))
+    return _chain_tip(rig, best)
+
+
+def _reach(rig: _Rig, name: str) -> float:
+    """The longest chain of joints from ``name``'s head down through its descendants (head to head)."""
+    b = rig.bones[name]
+    return max((_norm(_vec(b.head, rig.bones[c].head)) + _reach(rig, c) for c in b.children), default=0.0)
+
+
+def _hanging_arms(rig: _Rig, spine_root: str, min_reach: float) -> tuple[str | None, list]:
+    """Where no two chains go sideways (arms hanging by the sides, as in most animated frames): the
+    first spine bone, walking up, with two branches besides the spine's own continuation (the child
+    rising highest) that reach ``min_reach`` or farther.  (chest, arm roots), or (None, [])."""
+    node = spine_root
+    while node is not None:
+        children = rig.bones[node].children
+        if not children:
+            break
+        up = max(children, key=lambda c: max(p[2] for p in rig.subtree_points(c)))
+        branches = [c for c in children if c != up and _reach(rig, c) >= min_reach]
+        if len(branches) >= 2:
+            return node, sorted(branches, key=lambda c: -_reach(rig, c))[:2]
+        node = up
+    return None, []
+
+
 def _left_from_feet(rig: _Rig, feet: list) -> list | None:
     """The body's left (world, horizontal) from where its toes point, or None without toes."""
     fwd = [0.0, 0.0, 0.0]
@@ -554,16 +625,15 @@ def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
     if max(p[2] for p in rig.subtree_points(spine_root)) < pel.head[2] + 0.2 * H:
         return {}, "its spine does not rise above the pelvis"
     lateral = 0.15 * H
-    cx = pel.head_arm[0]
+    across = _across(rig, thighs, pelvis)
     chest, arms = None, []
     node = spine_root
     while node is not None:
         b = rig.bones[node]
         side_children = []
         for c in b.children:
-            pts = [rig.bones[n].head_arm for n in [c] + rig.descendants(c)]
-            far = max(pts, key=lambda p: abs(p[0] - cx))
-            if abs(far[0] - cx) > lateral:
+            far = max(abs(across(n)) for n in [c] + rig.descendants(c))
+            if far > lateral:
                 side_children.append(c)
         if len(side_children) >= 2:
             chest, arms = node, side_children
@@ -571,21 +641,25 @@ def _by_geometry(rig: _Rig) -> tuple[dict[str, str], str | None]:
         ups = [c for c in b.children]
         node = max(ups, key=lambda c: max(p[2] for p in rig.subtree_points(c))) if ups else None
     if chest is None:
+        chest, arms = _hanging_arms(rig, spine_root, 0.25 * H)
+    if chest is None:
         return bones, "no two arms go sideways from its spine"
     bones["chest"] = chest
     for root in arms[:2]:
-        # path to the bone farthest out to the side (the arm's tip)
-        cand = [root] + rig.descendants(root)
+        # the arm's tip: the bone farthest from the chest; on an animated frame read in place of the
+        # rest pose, the end of its longest chain of joints (a hanging arm's hand is no farther
+        # from the chest than its shoulder is)
         ch = rig.bones[chest].head
-        tip = max(cand, key=lambda n: sum((a - c) ** 2 for a, c in zip(rig.bones[n].head, ch)))
+        tip = _chain_tip(rig, root) if rig.animated else max(
+            [root] + rig.descendants(root), key=lambda n: sum((a - c) ** 2 for a, c in zip(rig.bones[n].head, ch)))
         chain = [root] + rig.path(root, tip) if tip != root else [root]
-        long = _long_bones(rig, chain, 0.1 * H)
-        if len(long) < 2:
+        pair = _upper_and_forearm(rig, chain, 0.1 * H, across, min(abs(across(t)) for t in thighs))
+        if pair is None:
             continue
-        side = "left" if leftness(long[0], chest) > 0 else "right"
-        bones[f"{side}_shoulder"] = long[0]
-        bones[f"{side}_elbow"] = long[1]
-        k = chain.index(long[1])
+        side = "left" if leftness(pair[0], chest) > 0 else "right"
+        bones[f"{side}_shoulder"] = pair[0]
+        bones[f"{side}_elbow"] = pair[1]
+        k = chain.index(pair[1])
         if k + 1 < len(chain):
             bones[f"{side}_hand"] = chain[k + 1]
     neck = _upward_child(rig, chest, set(arms))
@@ -639,6 +713,10 @@ _GROUP_EXTRAS = {"right_hip": ("right_toe",), "left_hip": ("left_toe",),
 def detect_mapping(obj, strict: bool = True) -> Mapping:
     """Map ``obj``'s bones to the humanoid keys (names, then hierarchy, then geometry).
 
+    The rest pose is read first.  Where it does not give a humanoid (a BVH whose rest is a line of
+    bones, every animated frame an upright person), the same detection runs on frames of the
+    assigned action (``body_pose``), and what most of them agree on is the mapping.
+
     With ``strict`` (default) raise ``RigMappingError`` unless every required key is mapped and
     the rig looks humanoid; otherwise return what was found with ``problems`` filled in.
     """
@@ -646,7 +724,19 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
         raise RigMappingError("No armature: select the character's armature")
     if len(obj.data.bones) == 0:
         raise RigMappingError(f"Armature '{obj.name}' has no bones: add a skeleton or pick another armature")
-    rig = _Rig(obj)
+    mapping, error = _detect(obj, _Rig(obj))
+    if error is not None:
+        posed = _detect_posed(obj)
+        if posed is not None:
+            return posed
+        if strict:
+            raise RigMappingError(error)
+    return mapping
+
+
+def _detect(obj, rig: _Rig, any_way_up: bool = True) -> tuple[Mapping, str | None]:
+    """The mapping read on ``rig`` (the rest pose, or a posed reading) and the one line that
+    refuses it (None when it is a complete humanoid)."""
     bones, notes = _by_names(rig)
     sources = {k: "name" for k in bones}
     for k, classes in (("pelvis", ("pelvis",)), ("chest", ("spine",)), ("neck", ("neck", "head"))):
@@ -656,7 +746,7 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
     reason = None
     if any(k not in bones for k in HUMANOID_KEYS):
         geo, reason = _by_geometry(rig)
-        if reason is not None:
+        if reason is not None and any_way_up:
             geo, reason = _by_geometry_any_way_up(obj, geo, reason)
         used = set(bones.values())
         for group in _GROUPS:
@@ -676,31 +766,139 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
         if reason and (len(missing) >= 4 or "limbs reach the floor" in reason):
             msg = (f"'{obj.name}' does not look like a humanoid ({reason}): pick a two-legged character's "
                    f"armature, or map its bones in the Fatigue panel's Rig Mapping list")
-            mapping.problems.append(msg)
-            if strict:
-                raise RigMappingError(msg)
-            return mapping
-        labels = ", ".join(KEY_LABELS[k] for k in missing)
-        msg = f"'{obj.name}': no bone found for {labels}: {FIX_HINT}"
+        else:
+            labels = ", ".join(KEY_LABELS[k] for k in missing)
+            msg = f"'{obj.name}': no bone found for {labels}: {FIX_HINT}"
         mapping.problems.append(msg)
-        if strict:
-            raise RigMappingError(msg)
-        return mapping
+        return mapping, msg
     mapping.problems.extend(validate_mapping(obj, mapping, rig=rig))
-    if strict:
-        fatal = [p for p in mapping.problems if p.startswith("not humanoid:")]
-        if fatal:
-            raise RigMappingError(f"'{obj.name}' does not look like a humanoid ({fatal[0][len('not humanoid: '):]}): "
-                                  f"pick a two-legged character's armature, or map its bones in the Fatigue panel's Rig Mapping list")
+    fatal = [p for p in mapping.problems if p.startswith("not humanoid:")]
+    if fatal:
+        return mapping, (f"'{obj.name}' does not look like a humanoid ({fatal[0][len('not humanoid: '):]}): "
+                         f"pick a two-legged character's armature, or map its bones in the Fatigue panel's Rig Mapping list")
+    return mapping, None
+
+
+# ============================================================================= the body in its animated pose
+
+POSE_SAMPLES = 15          # frames of the action read when the rest pose is not a human shape
+
+
+def action_frames(obj, count: int = POSE_SAMPLES) -> list[int]:
+    """Up to ``count`` whole frames spread evenly over the keys of ``obj``'s assigned action."""
+    from . import anim
+
+    action = anim.active_action(obj)
+    if action is None:
+        return []
+    lo, hi = action.frame_range
+    lo, hi = int(math.ceil(lo - 1e-6)), int(math.floor(hi + 1e-6))
+    if hi <= lo:
+        return [lo]
+    n = min(count, hi - lo + 1)
+    return sorted({lo + int(round(i * (hi - lo) / (n - 1))) for i in range(n)})
+
+
+def _posed_rigs(obj, frames) -> list[tuple[int, _Rig]]:
+    """``obj`` read in its pose at each frame (the scene's frame is put back)."""
+    import bpy
+
+    scene = bpy.context.scene
+    keep = (scene.frame_current, scene.frame_subframe)
+    out = []
+    try:
+        for f in frames:
+            scene.frame_set(int(f))
+            rig = _Rig(obj, posed=True)
+            rig.animated = True
+            out.append((int(f), rig))
+    finally:
+        scene.frame_set(keep[0], subframe=keep[1])
+    return out
+
+
+def read_pose(obj, frame: int) -> dict[str, tuple]:
+    """Bone name -> (head, tail, 4x4 matrix as rows) of every bone of ``obj`` in armature space,
+    posed at ``frame`` of its assigned action (the scene's frame is put back)."""
+    import bpy
+
+    scene = bpy.context.scene
+    keep = (scene.frame_current, scene.frame_subframe)
+    try:
+        scene.frame_set(int(frame))
+        return {pb.name: (tuple(pb.head), tuple(pb.tail), [tuple(r) for r in pb.matrix]) for pb in obj.pose.bones}
+    finally:
+        scene.frame_set(keep[0], subframe=keep[1])
+
+
+def _angle(a, b) -> float:
+    na, nb = _norm(a), _norm(b)
+    if na < 1e-12 or nb < 1e-12:
+        return 0.0
+    return math.acos(max(-1.0, min(1.0, _dot(a, b) / (na * nb))))
+
+
+def _pose_score(rig: _Rig, mapping) -> float:
+    """How far a pose is from standing straight (radians): knee bends plus the trunk's lean from
+    the nearest world axis.  The least is the pose the body is measured in."""
+    j = {k: rig.bones[mapping[k]].head for k in HUMANOID_KEYS}
+    bend = sum(_angle(_vec(j[f"{s}_hip"], j[f"{s}_knee"]), _vec(j[f"{s}_knee"], j[f"{s}_ankle"]))
+               for s in ("right", "left"))
+    trunk = _vec(j["pelvis"], j["neck"])
+    lean = min(_angle(trunk, axis) for axis in ((0, 0, 1), (0, 0, -1), (0, 1, 0), (0, -1, 0), (1, 0, 0), (-1, 0, 0)))
+    return bend + lean
+
+
+def _detect_posed(obj) -> Mapping | None:
+    """The mapping most frames of the assigned action agree on, when at least half of them read as a
+    complete humanoid; None otherwise (a creature stays refused in every pose)."""
+    frames = action_frames(obj)
+    if not frames:
+        return None
+    votes: dict[tuple, list] = {}
+    for f, rig in _posed_rigs(obj, frames):
+        m, error = _detect(obj, rig, any_way_up=False)
+        if error is None:
+            votes.setdefault(tuple(m.bones.get(k) for k in HUMANOID_KEYS), []).append((f, rig, m))
+    if not votes:
+        return None
+    best = max(votes.values(), key=len)
+    if 2 * len(best) < len(frames):
+        return None
+    f, _, mapping = min(best, key=lambda x: (_pose_score(x[1], x[2]), x[0]))
+    mapping.problems.insert(0, f"the rest pose is not a human shape: bones found in the animated pose (frame {f})")
     return mapping
 
 
-def validate_mapping(obj, mapping: Mapping, rig: _Rig | None = None) -> list[str]:
+def body_pose(obj, mapping) -> tuple[int | None, str | None]:
+    """Where the body is measured (up, facing, sizes, segment directions): ``(None, None)`` when the
+    rest pose passes the humanoid checks with this (complete) mapping, else ``(frame, why)``: the
+    frame of the assigned action standing straightest among those that pass, and why the rest pose
+    did not; ``(None, why)`` when fewer than half of the action's frames pass either."""
+    rest = _shape_problems(_Rig(obj), mapping)
+    if not rest:
+        return None, None
+    why = rest[0][len("not humanoid: "):].replace(" in the rest pose", "")
+    frames = action_frames(obj)
+    passing = [(f, rig) for f, rig in _posed_rigs(obj, frames) if not _shape_problems(rig, mapping)]
+    if not frames or 2 * len(passing) < len(frames):
+        return None, why
+    return min(passing, key=lambda x: (_pose_score(x[1], mapping), x[0]))[0], why
+
+
+def pose_note(name: str, frame: int, why: str) -> str:
+    """The one warning a bake measured on an animated frame gives."""
+    return (f"the rest pose of '{name}' was not used (it is not a human shape: {why}): the body was "
+            f"measured on frame {frame} of the animation")
+
+
+def validate_mapping(obj, mapping: Mapping, rig: _Rig | None = None, posed: bool = False) -> list[str]:
     """Problems with a mapping on this armature (empty list = usable).
 
     Missing bones and broken chains are problems; ``not humanoid: ...`` entries mean the skeleton
     is not a person's (legs that do not hang from the trunk, arms below the feet, a tail), judged
-    in its own body axes so that any rest orientation is judged alike.
+    in its own body axes so that any rest orientation is judged alike.  With ``posed``, a rest pose
+    that is not a human shape is no problem where most animated frames are (``body_pose``).
     """
     rig = rig or _Rig(obj)
     problems = []
@@ -725,6 +923,8 @@ def validate_mapping(obj, mapping: Mapping, rig: _Rig | None = None) -> list[str
             problems.append(f"{KEY_LABELS[child]} '{mapping[child]}' is not below {KEY_LABELS[parent]} "
                             f"'{mapping[parent]}' in the hierarchy")
     problems.extend(_shape_problems(rig, mapping))
+    if posed and problems and all(p.startswith("not humanoid:") for p in problems) and body_pose(obj, mapping)[0] is not None:
+        return []
     return problems
 
 

@@ -319,7 +319,7 @@ def main(argv: list[str]) -> int:
     if bad:
         print(f"fatigue corpus: unknown condition {bad[0]!r}: use {', '.join(CONDITIONS)}", file=sys.stderr)
         return 2
-    files = corpus_import.corpus_files(a.corpus)
+    files = corpus_import.corpus_files(a.corpus, ("MANIFEST.json", corpus_import.NEXT_MANIFEST))
     if not files:
         print(f"fatigue corpus: no corpus at {a.corpus} (MANIFEST.json missing)", file=sys.stderr)
         return 2
