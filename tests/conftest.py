@@ -58,6 +58,23 @@ def addon_package():
     return load_addon_package()
 
 
+@pytest.fixture(scope="module")
+def kin():
+    """The proxy's kinematics (PyBullet) for the runtime tests."""
+    from runtime.engines import kinematics
+
+    with kinematics.Kinematics() as k:
+        yield k
+
+
+@pytest.fixture(scope="module")
+def body(kin):
+    """The proxy's SRB body."""
+    from runtime.reference import rigid_body
+
+    return rigid_body.body_from_proxy(kin)
+
+
 @pytest.fixture
 def registered_addon(addon_package):
     """The add-on registered on a fresh factory-settings scene; unregistered afterwards."""

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 
 
 def make_shot(path: Path, seconds: float = 1.0, empty: bool = False) -> Path:
@@ -39,7 +39,7 @@ def make_demo_shot(path: Path, seconds: float = 2.0) -> Path:
     """The demo character walking ``seconds`` of the DeepMimic walk, tiring fast (60x), saved."""
     import bpy
 
-    sys.path.insert(0, str(HERE.parent / "tools"))
+    sys.path.insert(0, str(HERE.parents[1] / "tools"))
     import demo_blend
 
     demo_blend.load_addon()
