@@ -183,7 +183,8 @@ class PathGive:
     radians off the clip against the torque it holds, and each tired knee as far into its bend,
     for the torque it carries either way (``load``: over tau_max, smoothed over
     LIMB_LOAD_SMOOTHING); at most MAX_UPRIGHT_GIVE, MAX_GIVE or MAX_KNEE_GIVE per joint, changing
-    at most MAX_GIVE_RATE; knees stand tall in a rest.  Hips and ankles keep the balance and do
+    at most MAX_GIVE_RATE; knees stand tall in a rest; the head droops forward (MAX_HEAD_DROOP),
+    as in SRB mode.  Hips and ankles keep the balance and do
     not yield, as in SRB mode, where the QP carries them.
 
     Why: the sampler's effort cost alone lets a weak joint spare itself any way the search finds
@@ -197,9 +198,13 @@ class PathGive:
         self.window = window
         self.groups = []    # (first DoF, DoFs, most give) per yielding joint
         self.knees = []     # knee DoFs: a bend, by the size of their load
+        self.neck = None    # the neck's DoFs: a droop forward, by the size of its load (LimbGive._head_droop)
         first = 0
         for joint in joints:
-            if joint.name in LIMB_JOINTS:
+            if joint.name == "neck":
+                self.groups.append((first, joint.dofs, MAX_HEAD_DROOP))
+                self.neck = slice(first, first + joint.dofs)
+            elif joint.name in LIMB_JOINTS:
                 self.groups.append((first, joint.dofs, MAX_UPRIGHT_GIVE if joint.name in UPRIGHT_JOINTS else MAX_GIVE))
             elif joint.name.endswith("knee"):
                 self.groups.append((first, joint.dofs, MAX_KNEE_GIVE))
@@ -222,6 +227,10 @@ class PathGive:
         load, last = path
         aim = -economy * load * fatigue_cost(capacity)
         aim[self.knees] = KNEE_BENDS * np.abs(aim[self.knees])
+        if self.neck is not None:
+            size = math.sqrt(aim[self.neck] @ aim[self.neck])
+            aim[self.neck] = 0.0
+            aim[self.neck.start + 2] = HEAD_DROOPS * size
         aim[self.holding] = 0.0
         within_caps(aim, self.groups)
         if resting:

@@ -22,6 +22,9 @@ TWO_FOOTED_WITHIN = 0.1   # s: a take-off or landing with both feet down this cl
 REST_HIP_OFFSET = 0.08   # m (1.62 m body): hips at most this far from over the feet to rest
 STILL_SPEED = 0.1        # m/s (1.62 m body): a centre of mass slower than this, both feet down, ...
 STILL_ACCELERATION = 0.5  # m/s^2 (1.62 m body): ... and accelerating less: the body stands still
+TRAVEL_WINDOW = 2.0       # s: travel is judged over this long, centred on the frame (a dance travels in bursts) ...
+TRAVEL_SPEED = 0.5        # m/s (1.62 m body): ... the centre of mass covering at least this much ground ...
+TRAVEL_STRAIGHT = 0.95    # ... along a path at least this straight (net over path length): walking or running somewhere
 HELD_STANCE = 0.4         # s: the source on one foot alone this long is balancing on it (a run's stride or a landing passes over it)
 
 
@@ -46,6 +49,7 @@ class Reference:
     restful: np.ndarray       # (T,) frames where a tired character can stop and rest
     still: np.ndarray         # (T,) frames where the body stands still (slowing them changes nothing)
     ballistic: np.ndarray     # (T,) ground frames tied to a flight: its push-off and its landing
+    travels: np.ndarray       # (T,) frames of steady travel (walking or running somewhere: travelling())
     support_reach: float      # largest horizontal COM-to-stance-ankle distance the clip itself uses
     alone_span: np.ndarray    # (T, 2) s: how long the stretch on this foot alone that each frame belongs to lasts (else 0)
 
@@ -217,8 +221,26 @@ def build_reference(clip: Clip, ck: ClipKinematics, body: Body) -> Reference:
         # opposite sign blended a foot through a half turn (tired takes, off-frame phases).
         ankle=ankle, foot_rot=quat.make_continuous(ck.link_rot[:, idx]), contact=ck.foot_contact,
         floor=ck.floor_height, standing_com=standing, restful=restful, still=still, ballistic=ballistic,
+        travels=travelling(com, clip.fps, scale),
         support_reach=support_reach, alone_span=alone_spans(ck.foot_contact, clip.fps),
     )
+
+
+def travelling(com: np.ndarray, fps: float, scale: float) -> np.ndarray:
+    """Per frame, whether the body travels steadily there: over the TRAVEL_WINDOW centred on it
+    the centre of mass covers TRAVEL_SPEED or more of ground along a nearly straight path
+    (TRAVEL_STRAIGHT).  A walk or a run does; a dance that sways, turns or steps back and forth
+    does not, nor does a move in place."""
+    T = len(com)
+    half = max(1, int(round(0.5 * TRAVEL_WINDOW * fps)))
+    xy = com[:, :2]
+    path = np.concatenate([[0.0], np.cumsum(np.sqrt((np.diff(xy, axis=0) ** 2).sum(axis=1)))])
+    lo = np.clip(np.arange(T) - half, 0, T - 1)
+    hi = np.clip(np.arange(T) + half, 0, T - 1)
+    span = (hi - lo) / fps
+    net = np.sqrt(((xy[hi] - xy[lo]) ** 2).sum(axis=1))
+    walked = path[hi] - path[lo]
+    return (span > 0.0) & (net >= TRAVEL_SPEED * scale * np.maximum(span, 1e-9)) & (net >= TRAVEL_STRAIGHT * walked)
 
 
 def alone_spans(contact: np.ndarray, fps: float) -> np.ndarray:

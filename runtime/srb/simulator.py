@@ -265,6 +265,12 @@ class SrbSimulator:
         elif 0.0 < rate < 1.0 and standing_on == 1:
             slowed = single_support_rate(rate, self.p, self.v, p_r, r.com_vel * rate, self.ref.floor,
                                          kin_scale(self.body))
+            if self.ref.travels[self.ref.frame(self.phase)]:
+                # Travelling, a tired body shortens its steps as well as slowing them: the clock
+                # of a step on one foot runs at least at the square root of the tempo, the
+                # stride takes the rest (a tired walk at 0.65 of its speed: strides 0.88, cadence
+                # 0.72; it kept its footprints and stepped 0.62 as often).
+                slowed = max(slowed, math.sqrt(rate))
             self.stride = rate / slowed
             self._takeoff_pace = rate       # stride x clock: the tempo's share of the source's speed
             rate = slowed

@@ -59,8 +59,8 @@ def test_tired_limbs_yield_within_their_caps_and_not_at_all_without_economy():
 
 def test_a_sampled_path_s_tired_joints_yield_to_their_load_but_hips_and_ankles_hold():
     """Torque mode's yield: nothing fresh; tired, a limb or trunk against the torque it holds, a
-    knee into its bend whichever way its torque went, within each joint's cap and at a bounded
-    pace; knees stand tall at rest."""
+    knee into its bend whichever way its torque went, the head forward (chin down) whichever way
+    its torque went, within each joint's cap and at a bounded pace; knees stand tall at rest."""
     joints = proxy.DEFAULT_JOINTS
     give = effort.PathGive(joints, window=0.1)
     names = [j.name for j in joints for _ in range(j.dofs)]
@@ -81,12 +81,17 @@ def test_a_sampled_path_s_tired_joints_yield_to_their_load_but_hips_and_ankles_h
             assert settled[k] == 0.0
         elif name.endswith("knee"):
             assert settled[k] == pytest.approx(effort.KNEE_BENDS * effort.MAX_KNEE_GIVE)    # into its bend
+        elif name == "neck":
+            continue
         else:
             assert settled[k] != 0.0 and np.sign(settled[k]) == -np.sign(held[-1, k])  # against its load
+    neck = slice(names.index("neck"), names.index("neck") + 3)
+    assert np.allclose(settled[neck], [0.0, 0.0, effort.HEAD_DROOPS * effort.MAX_HEAD_DROOP])      # chin down
     first_dof = 0
     for joint in joints:
         part = settled[first_dof:first_dof + joint.dofs]
-        most = (effort.MAX_KNEE_GIVE if joint.name.endswith("knee") else effort.MAX_UPRIGHT_GIVE
+        most = (effort.MAX_KNEE_GIVE if joint.name.endswith("knee") else effort.MAX_HEAD_DROOP
+                if joint.name == "neck" else effort.MAX_UPRIGHT_GIVE
                 if joint.name in effort.UPRIGHT_JOINTS else effort.MAX_GIVE)
         assert np.linalg.norm(part) <= most + 1e-12
         first_dof += joint.dofs

@@ -28,9 +28,9 @@ from made_clips import idle_clip, load
 
 @pytest.fixture(scope="module")
 def stalled_walk():
-    """A walker whose legs truly cannot go on (fitness 0 at 60x, starting 60 % fatigued: it rests
-    where a tired walker at the Exhausted preset keeps walking), 8 s of walk."""
-    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=60, initial_fatigue=0.6),
+    """A walker whose legs truly cannot go on (fitness 0 at 80x, starting 60 % fatigued: it rests
+    where a tired walker at the Exhausted preset, or at 60x, keeps walking on shorter steps), 8 s of walk."""
+    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=80, initial_fatigue=0.6),
                              seconds=8.0, out_fps=30)
 
 
@@ -834,3 +834,30 @@ def test_after_floor_work_the_body_goes_on_from_the_source_not_from_an_old_lag(k
     r = ref.sample(0.5)
     np.testing.assert_allclose(sim.com_target(r), r.com)
     np.testing.assert_allclose(sim.p, r.com)
+
+
+def test_a_tired_walk_keeps_walking_on_shorter_slower_steps():
+    """Travelling, the tempo shows in the stride as well as the cadence (tired walkers in the
+    literature: strides x0.56-0.87, speed x0.52-0.79, no stops); before, the walk kept the
+    source's footprints (stride x0.99) and only stepped less often."""
+    from runtime import fatigue_params, gait
+
+    walk = load("walk")
+    p = fatigue_params.preset("Exhausted")
+    tired = simulate.simulate(walk, schedule.from_fitness(p.fitness, fps=30, time_scale=p.time_scale,
+                                                          initial_fatigue=p.initial_fatigue), seconds=8.0, out_fps=30)
+    fresh = simulate.simulate(walk, None, seconds=8.0, out_fps=30)
+    t, f = gait.features(tired, 8.0), gait.features(fresh, 8.0)
+    assert not tired.fell and t.rests == 0
+    assert 0.5 < t.speed_mps / f.speed_mps < 0.85
+    assert t.stride_m / f.stride_m < 0.95 and t.cadence_spm / f.cadence_spm < 0.95
+
+
+def test_only_steady_travel_counts_as_travelling():
+    from runtime import reference
+
+    fps, t = 30.0, np.arange(121) / 30.0
+    walk = np.stack([1.0 * t, np.zeros_like(t), np.full_like(t, 0.9)], axis=1)
+    sway = np.stack([0.4 * np.sin(2.0 * np.pi * t), np.zeros_like(t), np.full_like(t, 0.9)], axis=1)
+    assert reference.travelling(walk, fps, 1.0)[30:90].all()
+    assert not reference.travelling(sway, fps, 1.0).any()
