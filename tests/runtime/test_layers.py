@@ -300,3 +300,19 @@ def test_the_architecture_map_places_every_module():
         if f"`{rel}`" not in text and f"`{path.name}`" not in text and f"{rel}`" not in text:
             missing.append(rel)
     assert not missing, f"docs/architecture.md does not place: {missing}"
+
+
+def test_the_tests_import_runtime_names_that_exist():
+    wrong = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.level or not (node.module or "").startswith("runtime"):
+                continue
+            if node.module not in MODULES:
+                wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: no module {node.module}")
+                continue
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" not in MODULES and alias.name not in DEFINED[node.module][0]:
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module} has no {alias.name}")
+    assert not wrong, "\n".join(wrong)

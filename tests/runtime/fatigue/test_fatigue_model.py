@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime.fatigue import validation
-from runtime.fatigue.model import FORMULATIONS, FatigueParameterError, ThreeCompartmentModel
+from runtime.errors import FatigueParameterError
+from runtime.fatigue.model import FORMULATIONS, ThreeCompartmentModel
 
 rates = st.floats(1e-4, 5.0)
 big_rates = st.floats(10.0, 50.0)

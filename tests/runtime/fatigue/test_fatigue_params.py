@@ -7,7 +7,7 @@ import pytest
 
 from runtime.fatigue import params as fatigue_params, schedule
 from runtime.body import proxy
-from runtime.fatigue.model import FatigueParameterError
+from runtime.errors import FatigueParameterError
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "reference" / "fatigue_literature.json"
 

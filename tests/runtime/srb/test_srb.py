@@ -840,7 +840,8 @@ def test_a_tired_walk_keeps_walking_on_shorter_slower_steps():
     """Travelling, the tempo shows in the stride as well as the cadence (tired walkers in the
     literature: strides x0.56-0.87, speed x0.52-0.79, no stops); before, the walk kept the
     source's footprints (stride x0.99) and only stepped less often."""
-    from runtime import fatigue_params, gait
+    from runtime.fatigue import params as fatigue_params
+    from runtime.motion import gait
 
     walk = load("walk")
     p = fatigue_params.preset("Exhausted")
@@ -854,7 +855,7 @@ def test_a_tired_walk_keeps_walking_on_shorter_slower_steps():
 
 
 def test_only_steady_travel_counts_as_travelling():
-    from runtime import reference
+    from runtime.reference import reference
 
     fps, t = 30.0, np.arange(121) / 30.0
     walk = np.stack([1.0 * t, np.zeros_like(t), np.full_like(t, 0.9)], axis=1)

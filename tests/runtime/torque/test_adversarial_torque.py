@@ -18,7 +18,8 @@ from runtime.maths import quat
 from runtime.torque import samcon
 from runtime.fatigue import schedule
 from runtime.floor import stretches  # noqa: E402
-from runtime.simulate import SimulationError, simulate  # noqa: E402
+from runtime.errors import SimulationError  # noqa: E402
+from runtime.simulate import simulate  # noqa: E402
 from runtime.fatigue.tempo import MAX_STRETCH  # noqa: E402
 
 FEW_SAMPLES = partial(samcon.SamconSettings, samples=60, keep=6)
