@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..engines.limbs import LIMB_JOINTS
-from ..maths import repeatable
+from ..maths import quat, repeatable
 from ..reference.legs import leg_length
 
 MAX_EFFORT_ECONOMY = 5.0         # beyond this a tired limb flops at the first sign of fatigue
@@ -25,6 +25,9 @@ MAX_UPRIGHT_GIVE = 0.25    # rad: ... a trunk or neck carrying what is above it 
 UPRIGHT_JOINTS = ("chest", "neck")
 MAX_HEAD_DROOP = 0.35      # rad (about 20 deg): how far a tired neck lets the head drop toward the chest
 HEAD_DROOPS = -1.0         # the sign of the neck's flexion (chin down) about its lateral (z) axis
+KNEE_LEAN = math.radians(8.0)   # how far the trunk leans forward over exhausted knees ...
+KNEE_LEAN_FROM = 0.8       # ... starting once the weaker knee has this much capacity left ...
+KNEE_LEAN_FULL = 0.2       # ... all of it at this much
 KNEE_BENDS = -1.0          # the sign of a knee's hinge angle as it bends (the proxy's knees, like DeepMimic's)
 
 
@@ -57,6 +60,28 @@ def within_caps(give: np.ndarray, joints) -> np.ndarray:
         if norm > most:
             give[first:first + width] = part * (most / norm)
     return give
+
+
+def knee_lean(knee_rc: float) -> float:
+    """How far (rad) the trunk leans forward, beyond the source, over knees with ``knee_rc`` of
+    their capacity left (the weaker knee's).
+
+    Why: leaning the trunk forward brings the centre of mass over the feet earlier in each
+    stance and hands load from the knee extensors to the hips' (Hart et al. 2009, Koblbauer et
+    al. 2014, Apte et al. 2021: tired runners and walkers flex the trunk more).  A rule scaled by
+    the knees' fatigue; nothing while they have KNEE_LEAN_FROM or more left."""
+    return KNEE_LEAN * smoothstep((KNEE_LEAN_FROM - knee_rc) / (KNEE_LEAN_FROM - KNEE_LEAN_FULL))
+
+
+def lean_trunk(joints: np.ndarray, slots: list[int], lean: float) -> np.ndarray:
+    """``joints`` (12 x 4, proxy order; ``slots`` the LIMB_JOINTS ones) with the chest bent
+    ``lean`` rad further forward about its lateral axis (the proxy's frames: y up, x forward) and
+    the neck as far back: the head keeps its bearing (its own droop is the neck's, LimbGive)."""
+    out = np.array(joints, dtype=float)
+    chest, neck = slots[LIMB_JOINTS.index("chest")], slots[LIMB_JOINTS.index("neck")]
+    out[chest] = quat.multiply(out[chest], quat.from_rotvec(np.array([0.0, 0.0, -lean])))
+    out[neck] = quat.multiply(quat.from_rotvec(np.array([0.0, 0.0, lean])), out[neck])
+    return out
 
 
 def smoothstep(x: float) -> float:

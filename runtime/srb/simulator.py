@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..body import proxy
-from ..fatigue.effort import KneeSag, leg_effort, LimbGive, yielding_strength
+from ..fatigue.effort import KneeSag, knee_lean, lean_trunk, leg_effort, LimbGive, yielding_strength
 from ..fatigue.tempo import flight_rate, single_support_rate, TempoRule
 from ..maths import quat
 from ..maths.rotation import cross, cross_rows, matrix_to_quat, quat_matrix
@@ -151,6 +151,7 @@ class SrbSimulator:
         if limbs is not None:       # limb-DoF positions (caps, torques) of the trunk and of the arms
             part = np.array(proxy.dof_body_parts())[limbs.dofs]
             self._trunk_dofs, self._arm_dofs = np.flatnonzero(part == "trunk"), np.flatnonzero(part == "arms")
+        self._knee_dofs = body.leg_dofs[:, 3]
         self.sag = 0.0              # m: how far the COM target sits below the source's (tired knees)
         names = [j.name for j in proxy.DEFAULT_JOINTS]
         self.knees = KneeSag([names.index(f"{side}_knee") for side in SIDES])
@@ -496,6 +497,9 @@ class SrbSimulator:
             give = self.limb_give.yields(self.s.effort_economy, capacity, self.body.tau_max_inv[self.limbs.dofs],
                                          self.dt)
             bend = self.posture.update(self.resting, float(capacity[self._arm_dofs].min()))
+            lean = knee_lean(float(self.fatigue.model.residual_capacity[self._knee_dofs].min()))
+            if lean > 0.0:
+                targets = lean_trunk(targets, self.limbs.joint_slots, lean)
         self._hinge = 0.0
         if bend > 0.0:
             # Braced on the thighs, the arms carry the trunk: its motors have the strength the

@@ -174,13 +174,15 @@ def tired_dance():
 def test_a_tired_dancers_head_sags_without_whipping(tired_dance):
     """The yield follows the smoothed load; through a fast dance it swung with the motion and
     whipped a tired head 41 deg in one frame (13 without the economy), the whipping itself
-    draining the neck to RC 0.13 (0.52 without).  The yield now changes at the pace of fatigue."""
+    draining the neck to RC 0.13 (0.52 without).  The yield now changes at the pace of fatigue.
+    (The trunk's lean over tired knees, effort.knee_lean, holds the head a little further out:
+    0.38 with it, 0.42 without.)"""
     _, take = tired_dance
     neck = [j.name for j in proxy.DEFAULT_JOINTS].index("neck")
     turn = np.degrees(quat.angle_between(take.clip.joint_rots[1:, neck], take.clip.joint_rots[:-1, neck]))
     assert turn.max() < 20.0
     necks = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "neck"]
-    assert take.fatigue["RC"][:, necks].min() > 0.4
+    assert take.fatigue["RC"][:, necks].min() > 0.3
 
 
 @pytest.mark.slow

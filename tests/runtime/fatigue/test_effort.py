@@ -12,6 +12,7 @@ from runtime.body import proxy
 from runtime.reference.rigid_body import body_from_proxy
 from runtime.motion.clip import revolute_angle
 from runtime.engines.limbs import LIMB_JOINTS
+from runtime.maths import quat
 
 
 def test_a_torque_costs_nothing_extra_fresh_and_more_the_less_capacity_is_left():
@@ -116,3 +117,17 @@ def test_the_setup_chain_says_what_holds_the_body_up():
     walking = prepare.prepare(walk, kin)
     assert not walking.support.floor_work and walking.ref.clip is walk and walking.body.mass == proxy.DEFAULT_MASS
     assert prepare.prepare(crawl, kin, 70.0).support.floor_work
+
+
+def test_the_trunk_leans_over_tired_knees_and_the_head_keeps_its_bearing():
+    assert effort.knee_lean(1.0) == 0.0 and effort.knee_lean(effort.KNEE_LEAN_FROM) == 0.0
+    assert 0.0 < effort.knee_lean(0.5) < effort.knee_lean(0.2) == pytest.approx(effort.KNEE_LEAN)
+    from runtime.engines import limbs
+
+    joints = np.tile([0.0, 0.0, 0.0, 1.0], (len(proxy.DEFAULT_JOINTS), 1))
+    _, _, slots = limbs.limb_layout()
+    leaned = effort.lean_trunk(joints, slots, 0.1)
+    chest, neck = slots[limbs.LIMB_JOINTS.index("chest")], slots[limbs.LIMB_JOINTS.index("neck")]
+    assert quat.to_rotvec(leaned[chest])[2] == pytest.approx(-0.1)                     # forward
+    head = quat.multiply(leaned[chest], leaned[neck])
+    assert quat.angle_between(head, joints[neck]) == pytest.approx(0.0, abs=1e-12)    # the head's bearing kept

@@ -28,9 +28,9 @@ from made_clips import idle_clip, load
 
 @pytest.fixture(scope="module")
 def stalled_walk():
-    """A walker whose legs truly cannot go on (fitness 0 at 80x, starting 60 % fatigued: it rests
-    where a tired walker at the Exhausted preset, or at 60x, keeps walking on shorter steps), 8 s of walk."""
-    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=80, initial_fatigue=0.6),
+    """A walker whose legs truly cannot go on (fitness 0 at 90x, starting 58 % fatigued: it rests
+    where a tired walker at the Exhausted preset, or at 60-80x, keeps walking on shorter steps), 8 s of walk."""
+    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.58),
                              seconds=8.0, out_fps=30)
 
 
