@@ -22,24 +22,16 @@ import threading
 import time
 from pathlib import Path
 
-from .checks import BakeInputError
+from .failure import BackendError, BakeCancelled
 
 ROOT = Path(__file__).resolve().parent.parent      # extension root: holds the ``runtime`` package
 PLATFORM_FIX = "install the extension zip built for this platform"
-ENGINE_PREFERENCES = ("AUTO", "PYBULLET", "MUJOCO")   # add-on preference -> runtime.engine name (lower case)
-
-
-class BakeCancelled(BakeInputError):
-    """The user cancelled the bake (ESC, or a cancel callback)."""
-
-
-class BackendError(BakeInputError):
-    """The simulation failed (SimulationError, worker died, no engine): one line for the user."""
+ENGINE_PREFERENCES = ("AUTO", "PYBULLET", "MUJOCO")   # add-on preference -> runtime.engines.chooser name (lower case)
 
 
 def engine_name(preference) -> str:
     """Add-on preference or option (AUTO / PYBULLET / MUJOCO, any case; None or "" = auto) ->
-    ``runtime.engine``'s name; BackendError names the choices for anything else."""
+    ``runtime.engines.chooser``'s name; BackendError names the choices for anything else."""
     name = (preference or "auto").strip().lower()
     if name.upper() not in ENGINE_PREFERENCES:
         raise BackendError(f"unknown physics engine {preference!r}: use auto, pybullet or mujoco")
@@ -50,11 +42,12 @@ def simulation_here(engine: str = "auto") -> str:
     """The engine this Python simulates ``engine`` (a preference) with: resolved, and it and
     quadprog imported here.  BackendError with the fix when one of them does not import.
     Imports compiled wheels: call it when a bake starts, never at register or draw time."""
-    from ..runtime import engine as engines
+    from ..runtime.engines import chooser
+    from ..runtime.errors import EngineMissing
 
     try:
-        name = engines.resolve(engine)
-    except engines.EngineMissing as exc:
+        name = chooser.resolve(engine)
+    except EngineMissing as exc:
         raise BackendError(str(exc)) from None
     try:
         import quadprog  # noqa: F401
@@ -122,8 +115,8 @@ class InProcessRun:
         self._thread = None
 
     def _run(self, progress=None, cancel=None):
-        from ..runtime.policy import PolicyError
-        from ..runtime.simulate import SimulationCancelled, SimulationError
+        from ..runtime.errors import PolicyError, SimulationCancelled, SimulationError
+        from ..runtime.simulate import simulate_request
 
         def prog(f):
             self.fraction = f
@@ -136,7 +129,7 @@ class InProcessRun:
             return self._cancel
 
         try:
-            take = self.request.simulate(progress=prog, cancel=canc)
+            take = simulate_request(self.request, progress=prog, cancel=canc)
             self._result = ("done", take)
         except SimulationCancelled:
             self._result = ("cancelled", None)
@@ -221,8 +214,8 @@ def worker_python(python: str | None = None, engine: str = "auto") -> str:
     engine = engine_name(engine)
     key = (python, os.path.getmtime(python), engine)
     if key not in _CHECKED:
-        probe = ("import numpy, quadprog\nfrom runtime import engine\n"
-                 f"try:\n    engine.resolve({engine!r})\nexcept engine.EngineMissing as exc:\n"
+        probe = ("import numpy, quadprog\nfrom runtime.engines import chooser\nfrom runtime.errors import EngineMissing\n"
+                 f"try:\n    chooser.resolve({engine!r})\nexcept EngineMissing as exc:\n"
                  "    print(exc)\n    raise SystemExit(3)\n")
         try:
             res = subprocess.run([python, "-c", probe], env=worker_env(python), cwd=str(ROOT),

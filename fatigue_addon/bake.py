@@ -27,20 +27,18 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..runtime import fatigue_params, metrics, proxy
-from ..runtime.fatigue import MAX_RATE
-from ..runtime.floor import FEET_ONLY
-from ..runtime.tempo import MAX_STRETCH
-from ..runtime.request import (HEIGHT_RANGE, MASS_RANGE, SimulationRequest, effort_economy_problem, height_problem,
-                               mass_problem)
+from ..runtime.body import proxy
+from ..runtime.fatigue.tempo import MAX_STRETCH
+from ..runtime.request import HEIGHT_RANGE, MASS_RANGE, SimulationRequest, height_problem, mass_problem
 from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
-from .checks import BakeInputError
+from .bake_options import BakeOptions, SettingsView
+from .failure import BakeInputError, RigMappingError
+from .fitness import build_schedule, settings_curves
+from .report import make_report
 
 SUFFIX = ".fatigued"
 NLA_TRACK = "Fatigue source"
 BREATH = "breath"                   # the armature's custom property the take's breathing is keyed on
-BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary
-BODY_PARTS = proxy.BODY_PARTS
 OVERRIDE_NOTE = ("'{}' is a library override: its take has no per-bone fatigue curves or heat colour (an override "
                  "keeps no new custom properties when the file is saved)")
 
@@ -62,100 +60,6 @@ class BakeJob:
     settings_curves: list = field(default_factory=list)   # snapshots of the keyed fatigue_settings curves
     take_name: str = ""         # the action to write (default <source>.fatigued)
     take_note: str = ""         # why the take is not under the name asked for ("" when it is)
-
-
-# ============================================================================= script / batch options
-
-@dataclass(frozen=True)
-class BakeOptions:
-    """What a script, ``blender -b`` or ``./fatigue bake`` asks for on top of the armature's Fatigue
-    settings; ``None`` keeps the setting.  The settings themselves are never changed, so the file
-    stays as the animator left it and several variants can be baked from it."""
-    action: str | None = None        # bake this action instead of the assigned one
-    frame_start: int | None = None
-    frame_end: int | None = None
-    preset: str | None = None        # a fitness preset name or "Fresh" (case-insensitive)
-    fitness: float | None = None
-    F: float | None = None
-    R: float | None = None
-    r: float | None = None
-    time_scale: float | None = None  # default 1 (rates as given) when F, R, r are given
-    mode: str | None = None          # "srb" or "torque"
-    foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
-    effort_economy: float | None = None  # how far tired joints (limbs, knees) yield to their loads (0 = never)
-    breathing: bool | None = None    # a tired take breathes (default: the armature's setting)
-    take_name: str | None = None     # the new action's name (default <source>.fatigued)
-    engine: str | None = None        # "auto", "pybullet" or "mujoco" (default: the add-on preference)
-
-    def settings_overrides(self, settings) -> dict:
-        """Fatigue-settings property -> value for this bake.  BakeInputError names a bad option."""
-        out = {}
-        for name in fatigue_params.OPTION_RANGES:        # the same ranges as ./fatigue bake
-            value = getattr(self, name)
-            problem = None if value is None else fatigue_params.option_problem(name, value)
-            if problem:
-                shown = f"{value:.6g}" if isinstance(value, float) else repr(value)   # operator floats are 32-bit
-                raise BakeInputError(f"{name} {shown}: {problem}")
-        rates = {k: getattr(self, k) for k in ("F", "R", "r")}
-        given = [k for k, v in rates.items() if v is not None]
-        if given and len(given) < 3:
-            raise BakeInputError(f"only {', '.join(given)} given: give F, R and r together")
-        if given and (self.preset is not None or self.fitness is not None):
-            raise BakeInputError("give either a preset / fitness or F, R and r, not both")
-        if self.preset is not None:
-            names = {n.lower(): n for n in fatigue_params.PRESETS}
-            key = str(self.preset).strip().lower()
-            if key == "fresh":
-                out["preset"] = "FRESH"
-            elif key in names:
-                p = fatigue_params.preset(names[key])
-                out.update(preset=p.name, fitness=p.fitness, time_scale=p.time_scale,
-                           initial_fatigue=p.initial_fatigue)
-            else:
-                raise BakeInputError(f"unknown preset '{self.preset}': use one of "
-                                     f"{', '.join(['Fresh', *fatigue_params.PRESETS])}")
-        if self.fitness is not None:
-            if out.get("preset") == "FRESH":
-                raise BakeInputError("the Fresh preset has no fitness: drop one of preset and fitness")
-            out["fitness"] = float(self.fitness)
-            if out.get("preset") is None and settings.preset in ("CUSTOM", "FRESH"):
-                out["preset"] = fatigue_params.DEFAULT_PRESET
-        if given:
-            out.update(preset="CUSTOM", time_scale=1.0, **{k: float(v) for k, v in rates.items()})
-        if self.time_scale is not None:
-            out["time_scale"] = float(self.time_scale)
-        if self.mode is not None:
-            mode = str(self.mode).strip().upper()
-            if mode not in ("SRB", "TORQUE"):
-                raise BakeInputError(f"unknown mode '{self.mode}': use srb or torque")
-            out["mode"] = mode
-        if self.foot_placement is not None:
-            placement = str(self.foot_placement).strip().upper()
-            if placement not in ("POLICY", "RULE"):
-                raise BakeInputError(f"unknown foot placement '{self.foot_placement}': use policy or rule")
-            out["foot_placement"] = placement
-        if self.effort_economy is not None:
-            value = float(self.effort_economy)
-            problem = effort_economy_problem(value)
-            if problem is not None:
-                raise BakeInputError(problem)
-            out["effort_economy"] = value
-        if self.breathing is not None:
-            out["breathing"] = bool(self.breathing)
-        return out
-
-
-class _SettingsView:
-    """The armature's fatigue settings with some values replaced for one bake (read only)."""
-
-    def __init__(self, settings, overrides: dict):
-        self._settings = settings
-        self._overrides = overrides
-
-    def __getattr__(self, name):
-        if name in self._overrides:
-            return self._overrides[name]
-        return getattr(self._settings, name)
 
 
 # ============================================================================= settings helpers
@@ -184,9 +88,9 @@ def resolve_mapping(obj, settings) -> dict:
     if problems:
         p = problems[0]
         if p.startswith("not humanoid: "):
-            raise rigmap.RigMappingError(f"'{obj.name}' does not look like a humanoid ({p[len('not humanoid: '):]}): "
+            raise RigMappingError(f"'{obj.name}' does not look like a humanoid ({p[len('not humanoid: '):]}): "
                                          f"pick a two-legged character's armature or fix the Rig Mapping list")
-        raise rigmap.RigMappingError(f"Rig mapping: {p}: fix it in the Rig Mapping list (or press Detect Rig)")
+        raise RigMappingError(f"Rig mapping: {p}: fix it in the Rig Mapping list (or press Detect Rig)")
     return rows
 
 
@@ -231,97 +135,6 @@ def _assigned(obj, action):
         anim.assign_action(obj, prev, prev_slot)
 
 
-# ============================================================================= schedule
-
-def _keyed(curves: dict, settings, prop: str, frames: np.ndarray, label: str, lo: float, hi: float,
-           lo_open=False) -> np.ndarray:
-    """Per-frame values of ``settings.<prop>``: its F-curve in the source action, else the value.
-    BakeInputError when one is not a number in range, naming the bad key at its own frame and value
-    (not the curve interpolated towards it at another frame) where a key is the cause."""
-    def bad(values):
-        return ~np.isfinite(values) | (values > hi) | ((values <= lo) if lo_open else (values < lo))
-
-    fc = curves.get(f"fatigue_settings.{prop}")
-    if fc is None:
-        values = np.full(len(frames), float(getattr(settings, prop)))
-    else:
-        ev = fc.evaluate
-        values = np.fromiter((ev(f) for f in frames.tolist()), dtype=np.float64, count=len(frames))
-    wrong = bad(values)
-    if not wrong.any():
-        return values
-    i = int(np.flatnonzero(wrong)[0])
-    shown, frame = repr(values[i]), f"{int(frames[i])}"
-    keys = np.array([tuple(k.co) for k in fc.keyframe_points] if fc is not None else [], dtype=np.float64)
-    culprits = keys.reshape(-1, 2)[bad(keys.reshape(-1, 2)[:, 1])]
-    if len(culprits):                      # the bad key nearest the first bad frame
-        key_frame, key_value = culprits[int(np.argmin(np.abs(culprits[:, 0] - frames[i])))]
-        shown, frame = str(np.float32(key_value)), f"{key_frame:g}"
-    rng = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
-    raise BakeInputError(f"{label} is {shown} at frame {frame}: key a number in {rng} there (Graph Editor) or in "
-                         f"the Fatigue panel")
-
-
-def settings_curves(obj, source):
-    """The keyed ``fatigue_settings.*`` F-curves that drive the schedule: those of the assigned action
-    when it has any (the animator edits what they see, also on a baked take), else the source's."""
-    def curves_of(action, slot_handle):
-        if action is None:
-            return []
-        return [fc for fc in anim.action_curves(action, slot_handle)
-                if fc.data_path.startswith("fatigue_settings.") and not fc.mute]
-
-    active = anim.active_action(obj)
-    slot = getattr(obj.animation_data, "action_slot", None) if obj.animation_data else None
-    found = curves_of(active, slot.handle if slot is not None else None)
-    if found or active == source:
-        return found
-    src_slot = anim.object_slot(source, obj)
-    return curves_of(source, src_slot.handle if src_slot is not None else None)
-
-
-def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: float):
-    """FatigueSchedule for a take starting at ``frame_start``: the keyed values (``curves``, F-curves
-    of ``fatigue_settings.*``) for ``frames`` take frames (the source range stretched by up to
-    MAX_STRETCH, since a tired take is longer)."""
-    from ..runtime import schedule as rschedule
-    from ..runtime.fatigue import FatigueParameterError
-
-    if settings.preset == "FRESH":
-        return None                 # fatigue off: the physics alone
-    curves = {fc.data_path: fc for fc in curves if fc.array_index == 0}
-    f = frame_start + np.arange(frames, dtype=np.float64)
-    parts = proxy.dof_body_parts()
-    mult = {}
-    for part in BODY_PARTS:
-        mult[part] = _keyed(curves, settings, f"fitness_{part}", f, f"{part.capitalize()} fitness multiplier",
-                            0.0, 10.0)
-    M = np.stack([mult[p] for p in parts], axis=1)                     # (frames, dofs)
-    ts = _keyed(curves, settings, "time_scale", f, "Fatigue speed-up", 0.0, 10000.0, lo_open=True)
-    init = float(settings.initial_fatigue)
-    if not (math.isfinite(init) and 0.0 <= init < 1.0):
-        raise BakeInputError(f"Starting fatigue is {init!r}: set a number from 0 to 0.95 in the Fatigue panel")
-    try:
-        if settings.preset == "CUSTOM":
-            F = _keyed(curves, settings, "F", f, "F (fatigue rate)", 0.0, MAX_RATE, lo_open=True)
-            R = _keyed(curves, settings, "R", f, "R (recovery rate)", 0.0, MAX_RATE, lo_open=True)
-            r = _keyed(curves, settings, "r", f, "r (rest multiplier)", 0.0, MAX_RATE, lo_open=True)
-            # a body part's multiplier m > 1 makes it fitter: tires m times slower, recovers m times faster
-            Md = np.maximum(M, 1e-3)
-            return rschedule.from_parameters((F * ts)[:, None] / Md, (R * ts)[:, None] * Md, r, fps,
-                                             initial_fatigue=init)
-        fit = _keyed(curves, settings, "fitness", f, "Fitness", 0.0, 1.0)
-        fit_dof = np.clip(fit[:, None] * M, 0.0, 1.0)
-        if np.all(ts == ts[0]):
-            return rschedule.from_fitness(fit_dof, fps, float(ts[0]), init)
-        p = fatigue_params.dof_parameters(fit_dof, 1.0)
-        return rschedule.from_parameters(p["F"] * ts[:, None], p["R"] * ts[:, None], p["r"], fps,
-                                         LD=p["LD"], LR=p["LR"], initial_fatigue=init)
-    except (FatigueParameterError, ValueError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise BakeInputError(f"{msg}: fix the fatigue settings in the Fatigue panel") from None
-
-
 # ============================================================================= phase 1: prepare
 
 def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptions | None = None) -> BakeJob:
@@ -336,7 +149,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         raise BakeInputError(f"'{obj.name}' is a {obj.type.lower()}, not an armature: select the character's armature")
     checks.check_editable(obj)
     overrides = options.settings_overrides(obj.fatigue_settings)
-    settings = _SettingsView(obj.fatigue_settings, overrides)
+    settings = SettingsView(obj.fatigue_settings, overrides)
     if settings.mode == "TORQUE" and options.engine is not None and backend.engine_name(options.engine) == "pybullet":
         raise BakeInputError("torque mode runs on MuJoCo only: leave the engine Automatic or choose MuJoCo")
     start, end = bake_range(scene, settings)
@@ -374,7 +187,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
             raise BakeInputError(f"Mass is {mass!r} kg: set {MASS_RANGE[0]:g} to {MASS_RANGE[1]:g} kg in the Fatigue panel")
         t1 = time.perf_counter()
         plan = body_plan(obj, settings, mapping, frame)
-        from ..runtime.anthropometry import standing_pelvis_height
+        from ..runtime.body.anthropometry import standing_pelvis_height
 
         pelvis = standing_pelvis_height(plan, height)
         clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height, pelvis_height=pelvis,
@@ -499,7 +312,7 @@ def policy_path(settings) -> str | None:
     """The shipped SRB policy's file when the settings ask for it (checked before anything runs)."""
     if getattr(settings, "foot_placement", "RULE") != "POLICY":
         return None
-    from ..runtime import policy
+    from ..runtime.srb import policy
 
     if not policy.DEFAULT_MODEL.is_file() or not policy.DEFAULT_MODEL.with_suffix(".json").is_file():
         raise BakeInputError(f"the shipped policy {policy.DEFAULT_MODEL.name} is missing: reinstall the "
@@ -511,7 +324,7 @@ def body_plan(obj, settings, mapping: dict, frame: int | None = None):
     """The proxy's proportions: measured on the rig's rest pose (or the animated ``frame`` the body
     is measured on; scale-free: lengths over the rig's height) with de Leva masses, or None for the
     default humanoid."""
-    from ..runtime import anthropometry
+    from ..runtime.body import anthropometry
 
     if settings.proportions != "RIG":
         return None
@@ -668,79 +481,6 @@ def write(context, job: BakeJob, take) -> dict:
     report = make_report(job, take, action, meshes)
     settings.last_report = json.dumps(report)
     return report
-
-
-def engine_label(name: str) -> str:
-    """runtime.engine's name of the engine that ran -> its label (the panel and the batch say it)."""
-    from ..runtime.engine import LABELS
-
-    return LABELS.get(name, name or "unknown")
-
-
-def make_report(job: BakeJob, take, action, meshes) -> dict:
-    rests = [e for e in take.events if e.get("kind") == "rest"]
-    stopped = [e for e in take.events if e.get("kind") == "stopped"]
-    falls = [e for e in take.events if e.get("kind") == "fall"]
-    rf = np.asarray(take.residual_force, dtype=np.float64)
-    stats = {k: float(v) for k, v in take.stats.items()}
-    timings = dict(job.timings)
-    timings["blender"] = sum(v for k, v in timings.items() if k in ("check", "read", "schedule", "write"))
-    return {
-        "armature": job.obj_name,
-        "action": action.name,
-        "source": job.source,
-        "mode": take.mode,
-        "support": take.notes.get("support", FEET_ONLY),
-        "foot_placement": take.notes.get("foot_placement", "Raibert rule"),
-        "effort_economy": take.notes.get("effort_economy", ""),
-        "backend": job.backend,
-        "engine": engine_label(take.engine),
-        "source_frames": [job.frame_start, job.frame_end],
-        "frames": int(take.frames),
-        "take_frames": [job.frame_start, job.frame_start + int(take.frames) - 1],
-        "fps": float(job.fps),
-        "height": float(job.request.height),
-        "mass": float(job.request.mass),
-        "proportions": ({k: round(v, 3) for k, v in job.request.plan.ratios.items()}
-                        if job.request.plan is not None else "default"),
-        "duration_stretch": float(take.duration_stretch()),
-        "peak_fatigue": take.peak_fatigue_by(proxy.dof_body_parts()),
-        "peak_fatigue_by_region": take.peak_fatigue_by(proxy.dof_regions()),
-        "seconds_sim": stats.get("seconds_simulated", 0.0),
-        "realtime_x": stats.get("realtime_x", 0.0),
-        "residual_force_bw_mean": metrics.residual_force_bw(take, float(job.request.mass))[0] if rf.size else 0.0,
-        "fatigue": "off" if job.request.schedule is None else "on",
-        "breathing": ([round(stats["breaths_per_min_peak"], 1), round(stats["breaths_per_min_end"], 1)]
-                      if take.breath is not None and "breaths_per_min_peak" in stats else None),
-        "rests": len(rests),
-        "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
-        "fell": bool(take.fell),
-        "fall_frame": int(falls[0].get("frame", 0)) + job.frame_start if falls else None,
-        "finished": bool(take.finished),
-        "residual_force_max_n": float(np.linalg.norm(rf, axis=1).max()) if rf.size else 0.0,
-        "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
-        "behind_source_m": stats.get("behind_source_m", 0.0),
-        "notes": dict(take.notes),
-        "warnings": list(job.warnings) + ([take.notes["playback"]] if "playback" in take.notes else [])
-                    + [e["reason"] for e in stopped],
-        "name_notes": [job.take_note] if job.take_note else [],
-        "meshes": list(meshes),
-        "stats": stats,
-        "timings": timings,
-    }
-
-
-def summary(report: dict) -> str:
-    """One line for the operator's INFO report."""
-    peak = max(report["peak_fatigue"].items(), key=lambda kv: kv[1]) if report["peak_fatigue"] else ("-", 0.0)
-    return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
-            f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
-            + ((f", FELL at frame {report['fall_frame']}" if report.get("fall_frame") is not None else ", FELL")
-               if report["fell"] else "")
-            + (f", ends {report['behind_source_m']:.1f} m short of the source's path (shorter tired strides)"
-               if report.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M else "")
-            + ("" if report.get("finished", True) else ", UNFINISHED: too tired to play the whole source")
-            + ("" if report.get("support", FEET_ONLY) == FEET_ONLY else f"; held up by {report['support']}"))
 
 
 # ============================================================================= all three, synchronously

@@ -2,10 +2,7 @@
 import math
 
 from . import anim
-
-
-class BakeInputError(Exception):
-    """Expected bad input: shown to the user as one line, never as a traceback."""
+from .failure import BakeInputError
 
 
 def check_armature(obj, scene, frame_range=None) -> dict:

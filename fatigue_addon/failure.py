@@ -1,6 +1,7 @@
 """Unexpected failures: the full report goes to a log file, the user gets one line.
 
-Expected bad input is a ``BakeInputError`` whose text names the fix.  Anything else (a bug, a
+Expected bad input is a ``BakeInputError`` (or one of its kinds below) whose text names the fix;
+every exception the add-on raises on purpose is defined here.  Anything else (a bug, a
 crash of a library) must not show a traceback either: ``unexpected`` writes the traceback to a
 log file and returns one line saying what failed, where, and where the report is.  No bpy here:
 the operator, the backend and ``./fatigue bake`` all use it.
@@ -12,6 +13,22 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+
+class BakeInputError(Exception):
+    """Expected bad input: shown to the user as one line, never as a traceback."""
+
+class BakeCancelled(BakeInputError):
+    """The user cancelled the bake (ESC, or a cancel callback)."""
+
+class BackendError(BakeInputError):
+    """The simulation failed (SimulationError, worker died, no engine): one line for the user."""
+
+class RetargetError(BakeInputError):
+    """Expected bad input for the retarget: one line for the user, naming the fix."""
+
+class RigMappingError(BakeInputError):
+    """Expected bad input about the rig: one line for the user, naming the fix."""
+
 
 _log_dir: Path | None = None     # None: the system's temporary folder
 _prefix = "fatigue-bake"

@@ -2,11 +2,13 @@
 
 Fitness, F, R, r and the time scale are animatable, so the animator keyframes them and edits
 them in the Graph Editor like any other channel (fresh at frame 1, exhausted by frame 900).
-The preset list comes from runtime.fatigue_params so the UI and the simulation never disagree.
+The preset list comes from runtime.fatigue.params so the UI and the simulation never disagree.
 """
 import bpy
 
-from ..runtime import fatigue_params, srb
+from ..runtime.fatigue import params as fatigue_params
+from ..runtime.fatigue.effort import MAX_EFFORT_ECONOMY
+from ..runtime.srb import simulator as srb
 
 _PRESET_ITEMS = [(name, name, p.description) for name, p in fatigue_params.PRESETS.items()]
 _PRESET_ITEMS.append(("CUSTOM", "Custom", "Use the F, R, r below instead of a preset"))
@@ -65,7 +67,7 @@ class FatigueSettings(bpy.types.PropertyGroup):
         description="How far tired arms, head and chest give in to what they hold, and tired knees bend under "
                     "the body: 0 = they hold every pose until their strength runs out, 1 = default, more = they "
                     "slump sooner. No effect when fresh",
-        default=srb.SrbSettings.effort_economy, min=0.0, soft_max=3.0, max=srb.MAX_EFFORT_ECONOMY,
+        default=srb.SrbSettings.effort_economy, min=0.0, soft_max=3.0, max=MAX_EFFORT_ECONOMY,
     )
     preset: bpy.props.EnumProperty(
         name="Fitness preset",

@@ -23,7 +23,7 @@ Method (independent of the rig's rest pose, units and orientation; see rig_space
   stands along all through its motion: rig_space.motion_up) and turns the rig's facing (its rest
   pose's, or the first frame's when the rest pose lies down) onto the proxy's +X.
 * ``C_j``: the proxy link's world orientation when the proxy stands LIKE THE RIG'S REST POSE:
-  starting from the proxy rest pose (facing +X, up +Z, ``runtime.clip.Y_UP_TO_Z_UP`` at the root,
+  starting from the proxy rest pose (facing +X, up +Z, ``runtime.motion.clip.Y_UP_TO_Z_UP`` at the root,
   every joint identity, arms hanging down) each segment is swung, down the chain, by the minimal
   rotation that points it along the rig bone's rest direction in ``Fr`` (segment ends come from
   the next joint's head: importers make bone tails any length), then turned by ``A Fr``.  Feet
@@ -48,7 +48,7 @@ the root to float precision.
 Sampling: without constraints, drivers, NLA or object animation the source channels are read by
 ``FCurve.evaluate`` and pushed through the hierarchy in numpy ("fcurves": no depsgraph, so a heavy
 character mesh costs nothing); otherwise every frame is evaluated with ``scene.frame_set``
-("scene").  ``method`` forces either.  Measured (bpy 5.0.1, 2 cores, tests/test_retarget.py): a
+("scene").  ``method`` forces either.  Measured (bpy 5.0.1, 2 cores, tests/addon/test_retarget.py): a
 63-bone Mixamo rig, 300 frames: action_to_clip 0.05 s + clip_to_action 0.14 s; the "scene" path
 takes 0.43 s for the forward pass of the same rig without a mesh.
 """
@@ -61,14 +61,11 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..runtime import clip as rclip
-from ..runtime import proxy, quat, repeatable
+from ..runtime.motion import clip as rclip
+from ..runtime.body import proxy
+from ..runtime.maths import quat, repeatable
 from . import anim, rig_space, rigmap
-from .checks import BakeInputError
-
-
-class RetargetError(BakeInputError):
-    """Expected bad input for the retarget: one line for the user, naming the fix."""
+from .failure import RetargetError, RigMappingError
 
 
 # ============================================================================= the proxy's rest pose
@@ -383,10 +380,10 @@ def _mapping_bones(obj, mapping) -> dict:
     missing = [k for k in rigmap.HUMANOID_KEYS if not bones.get(k)]
     if missing:
         labels = ", ".join(rigmap.KEY_LABELS[k] for k in missing)
-        raise rigmap.RigMappingError(f"'{obj.name}': no bone mapped for {labels}: {rigmap.FIX_HINT}")
+        raise RigMappingError(f"'{obj.name}': no bone mapped for {labels}: {rigmap.FIX_HINT}")
     absent = [b for k, b in bones.items() if b not in obj.data.bones]
     if absent:
-        raise rigmap.RigMappingError(f"bone '{absent[0]}' of the rig mapping is not in '{obj.name}': {rigmap.FIX_HINT}")
+        raise RigMappingError(f"bone '{absent[0]}' of the rig mapping is not in '{obj.name}': {rigmap.FIX_HINT}")
     return bones
 
 
@@ -630,7 +627,7 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     """Sample ``obj``'s assigned action over [frame_start, frame_end] into a proxy-space Clip.
 
     ``mapping``: a ``rigmap.Mapping`` or a dict key -> bone name.  ``proxy_height`` defaults to
-    ``runtime.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".  ``pelvis_height``:
+    ``runtime.body.proxy.DEFAULT_HEIGHT``.  ``method``: "auto", "fcurves" or "scene".  ``pelvis_height``:
     the simulated body's pelvis above its soles standing straight (m; default: the default
     proportions' at ``proxy_height``), where the rig's standing pelvis is put.
     ``reference_frame``: the animated frame the body is measured on instead of its rest pose
@@ -939,7 +936,7 @@ def rig_size(obj, mapping, frame: int | None = None) -> "rig_space.RigMeasure":
 
 
 def rig_segment_lengths(obj, mapping: dict, frame: int | None = None) -> dict[str, float]:
-    """Rest-pose segment lengths (world metres) of the mapped skeleton for ``runtime.anthropometry``:
+    """Rest-pose segment lengths (world metres) of the mapped skeleton for ``runtime.body.anthropometry``:
     thigh, shank and upper arm from joint to joint (mapped bone heads), hip and shoulder width
     between the left and right joints, left and right averaged; the trunk from the hip joints to
     the neck joint.  Only what the mapping pins down: where the forearm ends (twist bones, hands)
@@ -972,7 +969,7 @@ def rig_segment_lengths(obj, mapping: dict, frame: int | None = None) -> dict[st
     # default has them, so a short-trunked character does not carry a long heavy trunk.
     hips, neck = (joint("right_hip"), joint("left_hip")), joint("neck")
     if all(p is not None for p in hips) and neck is not None:
-        from ..runtime.anthropometry import default_lengths
+        from ..runtime.body.anthropometry import default_lengths
 
         trunk = float(np.linalg.norm(neck - 0.5 * (hips[0] + hips[1])))
         ref = default_lengths()

@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import BakeInputError
+from .failure import RigMappingError
 
 HUMANOID_KEYS: tuple[str, ...] = (
     "pelvis", "chest", "neck",
@@ -83,10 +83,6 @@ KEY_PARENT = {
 FIX_HINT = "map them in the Fatigue panel's Rig Mapping list (or load a mapping preset)"
 PRESET_FORMAT = "fatigued_takes.rig_mapping"
 PRESET_DIR = Path(__file__).resolve().parent / "rig_presets"
-
-
-class RigMappingError(BakeInputError):
-    """Expected bad input about the rig: one line for the user, naming the fix."""
 
 
 @dataclass

@@ -6,7 +6,7 @@ else, and some exports store something other than a position in the root's trans
 animator's fault.  A jump in the middle of otherwise smooth motion is a cut or a stepped key: the
 bake refuses it and names the frames, since simulating across it flings the body.
 
-The speed limit is ``runtime.clip.MAX_ROOT_SPEED`` (scaled with the body's height), the one the
+The speed limit is ``runtime.motion.clip.MAX_ROOT_SPEED`` (scaled with the body's height), the one the
 runtime refuses too.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime import clip as rclip
-from ..runtime import proxy
+from ..runtime.motion import clip as rclip
+from ..runtime.body import proxy
 
 EDGE_SECONDS = 1.0        # jumps only this close to either end (at most a third of the clip): skipped
 BROKEN_SHARE = 0.05       # jumps on more than this share of frames: the channel is not a position

@@ -40,7 +40,8 @@ class FATIGUE_OT_check_rig(bpy.types.Operator):
     bl_options = {"REGISTER"}
 
     def execute(self, context):
-        from ..fatigue_addon.checks import BakeInputError, check_armature
+        from ..fatigue_addon.checks import check_armature
+        from ..fatigue_addon.failure import BakeInputError
 
         try:
             info = check_armature(context.active_object, context.scene)
@@ -69,7 +70,7 @@ class FATIGUE_OT_detect_rig(bpy.types.Operator):
 
     def execute(self, context):
         from ..fatigue_addon import bake, rigmap
-        from ..fatigue_addon.checks import BakeInputError
+        from ..fatigue_addon.failure import BakeInputError
 
         obj = _armature_or_report(self, context)
         if obj is None:
@@ -123,7 +124,7 @@ class FATIGUE_OT_save_mapping(bpy.types.Operator, ExportHelper):
 
     def execute(self, context):
         from ..fatigue_addon import rigmap
-        from ..fatigue_addon.checks import BakeInputError
+        from ..fatigue_addon.failure import BakeInputError
 
         obj = _armature_or_report(self, context)
         if obj is None:
@@ -143,7 +144,7 @@ class FATIGUE_OT_save_mapping(bpy.types.Operator, ExportHelper):
 
 def _load_into(op, obj, path):
     from ..fatigue_addon import bake, rigmap
-    from ..fatigue_addon.checks import BakeInputError
+    from ..fatigue_addon.failure import BakeInputError
 
     try:
         preset = rigmap.load_mapping(path)
@@ -215,9 +216,9 @@ _SCRIPT_ONLY = {"HIDDEN", "SKIP_SAVE"}
 
 def _report_done(op, report) -> None:
     """The bake's summary line, then a line for a take that could not have its usual name."""
-    from ..fatigue_addon import bake
+    from ..fatigue_addon import report as bake_report
 
-    op.report({"INFO"}, bake.summary(report))
+    op.report({"INFO"}, bake_report.summary(report))
     for note in report.get("name_notes", ()):
         op.report({"WARNING"}, note)
 
@@ -270,7 +271,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     _job = None
 
     def _options(self):
-        from ..fatigue_addon.bake import BakeOptions
+        from ..fatigue_addon.bake_options import BakeOptions
 
         given = {name: getattr(self, name) for name in BakeOptions.__dataclass_fields__
                  if self.properties.is_property_set(name)}
@@ -278,7 +279,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
 
     def _target(self, context):
         """The armature to bake: the ``armature`` argument, else the active object."""
-        from ..fatigue_addon.checks import BakeInputError
+        from ..fatigue_addon.failure import BakeInputError
 
         if not self.armature:
             return context.active_object
@@ -292,7 +293,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     # -- synchronous: F3 / scripts / blender -b ----------------------------------------------------
     def execute(self, context):
         from ..fatigue_addon import backend, bake
-        from ..fatigue_addon.checks import BakeInputError
+        from ..fatigue_addon.failure import BakeInputError
 
         wm = context.window_manager
         progress = bake.background_progress() if bpy.app.background else None
@@ -317,7 +318,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
         if bpy.app.background or context.window is None:
             return self.execute(context)
         from ..fatigue_addon import bake
-        from ..fatigue_addon.checks import BakeInputError
+        from ..fatigue_addon.failure import BakeInputError
 
         try:
             self._job = bake.prepare(context, self._target(context), options=self._options())
@@ -361,7 +362,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
 
     def _modal(self, context, event):
         from ..fatigue_addon import bake
-        from ..fatigue_addon.checks import BakeInputError
+        from ..fatigue_addon.failure import BakeInputError
 
         if event.type == "ESC":
             self._run.cancel()

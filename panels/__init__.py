@@ -197,7 +197,7 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         if r.get("breathing"):
             peak, end = r["breathing"]
             col.label(text=f"Breathing: up to {peak:.0f} a minute, {end:.0f} at the end")
-        from ..fatigue_addon.bake import BEHIND_NOTICE_M
+        from ..fatigue_addon.report import BEHIND_NOTICE_M
         if r.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M:
             col.label(text=f"Shorter strides: ends {r['behind_source_m']:.1f} m short of the source's path")
         col.label(text=f"Residual help: {r['residual_force_max_n']:.0f} N, "

@@ -9,13 +9,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import proxy
-from .body import Body
-from .clip import Clip
-from .engine import importable, limb_simulator
-from .limbs import limb_rate_for
-from .reference import Reference
-from .srb import SrbSettings, SrbSimulator
+from .body import proxy
+from .engines.chooser import importable, limb_simulator
+from .engines.limbs import limb_rate_for
+from .floor.stretches import MixedSimulator
+from .floor.work import FloorSimulator
+from .motion.clip import Clip
+from .reference.reference import Reference
+from .reference.rigid_body import Body
+from .srb.simulator import SrbSettings, SrbSimulator
 
 FLOOR_MARGIN = 1.05      # floor work's calibrated strength over the largest sustained load
 # The engine whose upper body measures strength, whichever engine then simulates the take (the
@@ -35,7 +37,7 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     not roll under their load: feet.bearing_corners), so strength is that of the motion as
     keyed, whatever balance the take finds.  ``until``: stop at this phase (default the end).
     ``floor_stretches``: (per-frame mask, static loads) where floor work holds the body up
-    (runtime.stretches): there the loads of holding it up count instead of the SRB's.
+    (runtime.floor.stretches): there the loads of holding it up count instead of the SRB's.
 
     Why: a fresh character must be able to do what the animator keyed; fatigue then takes
     strength away from there, so its effect is graded instead of an arbitrary cliff."""
@@ -48,9 +50,6 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     sim = SrbSimulator(ref, measuring, None, settings, limbs=limbs)
     sim.feet_roll = False
     if floor_stretches is not None:
-        from .floor import FloorSimulator
-        from .stretches import MixedSimulator
-
         mask, loads = floor_stretches
         sim = MixedSimulator(sim, FloorSimulator(ref, measuring, loads, None, settings), mask)
     peak = np.zeros(len(body.tau_max))
@@ -66,7 +65,7 @@ def take_strength(clip: Clip, source: Clip, ref: Reference, body: Body, settings
     """calibrate_tau_max for a take: a fresh pass over ``ref`` (the take's own reference of
     ``source``, which plays ``clip``), the upper body simulated too when ``with_limbs``.  Loop
     cycles repeat, so two cycles tell as much as twenty: a looping source stops there.
-    ``floor_stretches``: as calibrate_tau_max's (runtime.stretches)."""
+    ``floor_stretches``: as calibrate_tau_max's (runtime.floor.stretches)."""
     until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
     limbs = (limb_simulator(strength_engine(engine), body.height, rate=limb_rate_for((settings or SrbSettings()).rate),
                             mass=body.mass, plan=plan) if with_limbs else None)

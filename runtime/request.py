@@ -11,18 +11,17 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, fields
-from typing import Callable
 
 import numpy as np
 
-from . import proxy
-from .anthropometry import BodyPlan
-from .clip import Clip
-from .schedule import FatigueSchedule
+from .body import proxy
+from .body.anthropometry import BodyPlan
+from .fatigue.effort import MAX_EFFORT_ECONOMY
+from .fatigue.schedule import FatigueSchedule
+from .motion.clip import Clip
 
 HEIGHT_RANGE = (0.5, 3.0)        # m: a rig outside this is in other units (the bake then uses the panel's height)
 MASS_RANGE = (10.0, 300.0)       # kg
-MAX_EFFORT_ECONOMY = 5.0         # beyond this a tired limb flops at the first sign of fatigue
 OUTPUT_FPS_RANGE = (1.0, 1000.0)
 PROTOCOL = 1                     # the file format's version (runtime.worker speaks it)
 _SCHEDULE_FIELDS = ("F", "R", "r", "LD", "LR", "initial_fatigue")
@@ -71,23 +70,9 @@ class SimulationRequest:
     seconds: float | None = None
     hold: float = 0.0
     out_fps: float | None = None
-    engine: str = "auto"                       # runtime.engine: auto, pybullet or mujoco
-    breathing: bool = True                     # a take under fatigue breathes (runtime.breathing)
+    engine: str = "auto"                       # runtime.engines.chooser: auto, pybullet or mujoco
+    breathing: bool = True                     # a take under fatigue breathes (runtime.fatigue.breathing)
 
-    def simulate(self, progress: Callable[[float], None] | None = None,
-                 cancel: Callable[[], bool] | None = None):
-        """runtime.simulate.simulate of this request (its policy loaded here: PolicyError on a bad
-        file); returns the Take."""
-        from .simulate import simulate
-
-        policy = None
-        if self.policy:
-            from .policy import SrbPolicy
-            policy = SrbPolicy.load(self.policy)
-        return simulate(self.clip, self.schedule, mode=self.mode, height=self.height, mass=self.mass,
-                        seconds=self.seconds, hold=self.hold, out_fps=self.out_fps, plan=self.plan,
-                        policy=policy, effort_economy=self.effort_economy, engine=self.engine,
-                        breathing=self.breathing, progress=progress, cancel=cancel)
 
     # -- the file a worker process reads ---------------------------------------------------------
     def write(self, path) -> None:

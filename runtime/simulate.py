@@ -1,7 +1,7 @@
 """simulate(clip, schedule, mode) -> Take: the one entry point every backend and the bench call.
 
-Modes: "srb" (default; runtime.srb) and "torque" (experimental: the whole body sampled under
-fatigued torques with no help on the root, runtime.samcon, on MuJoCo).  In SRB mode, clips whose
+Modes: "srb" (default; runtime.srb.simulator) and "torque" (experimental: the whole body sampled under
+fatigued torques with no help on the root, runtime.torque.samcon, on MuJoCo).  In SRB mode, clips whose
 reference touches the floor with something other than the feet (rolls, crawls, get-ups) cannot
 be carried by foot contacts alone: they bake with the pelvis following the reference, and the
 Take says so.
@@ -14,29 +14,28 @@ from typing import Callable
 
 import numpy as np
 
-from . import calibration, floor, kinematics, playback, pose_output, proxy, quat, srb, stretches
-from . import engine as engines
-from .effort import ECCENTRIC_STRENGTH
-from .request import effort_economy_problem, height_problem, mass_problem, output_fps_problem
-from .clip import Clip
-from .limbs import limb_rate_for, whole_steps
-from .prepare import prepare
-from .policy import POLICY_RATE, attach
-from .anthropometry import BodyPlan
-from .breathing import breathe
-from .schedule import FatigueSchedule, ScheduledModel
-from .take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
-from .tempo import MAX_STRETCH
+from . import calibration
+from .body import proxy
+from .body.anthropometry import BodyPlan
+from .engines import chooser
+from .engines.limbs import limb_rate_for, whole_steps
+from .errors import EngineMissing, SimulationCancelled, SimulationError
+from .fatigue.breathing import breathe
+from .fatigue.effort import ECCENTRIC_STRENGTH
+from .fatigue.schedule import FatigueSchedule, ScheduledModel
+from .fatigue.tempo import MAX_STRETCH
+from .floor import work as floor, stretches
+from .maths import quat
+from .motion.clip import Clip
+from .motion.take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
+from .reference import playback, pose_output
+from .reference.prepare import prepare
+from .request import SimulationRequest, effort_economy_problem, height_problem, mass_problem, output_fps_problem
+from .srb import simulator as srb
+from .srb.policy import POLICY_RATE, SrbPolicy, attach
+from .torque import samcon
 
 MODES = ("srb", "torque")
-
-
-class SimulationCancelled(Exception):
-    """The user cancelled (ESC in Blender, Ctrl-C in a batch)."""
-
-
-class SimulationError(ValueError):
-    """Input the simulator cannot use; the message names the fix."""
 
 
 def simulate(
@@ -69,14 +68,14 @@ def simulate(
     the same clip (calibration.take_strength), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
-    (runtime.anthropometry; None: the default humanoid).  ``policy``: a runtime.policy.SrbPolicy
+    (runtime.body.anthropometry; None: the default humanoid).  ``policy``: a runtime.srb.policy.SrbPolicy
     that corrects foot placement and COM velocity (None: the Raibert rule alone).  ``effort_economy``:
     how far tired joints (limbs, knees) yield to their loads (srb.SrbSettings.effort_economy; None: its default).  ``engine``:
-    the physics engine (runtime.engine: "pybullet", "mujoco", or None / "auto": PyBullet where it
-    imports, else MuJoCo).  ``real_speed``: a clip that plays in slow motion (runtime.playback: its
+    the physics engine (runtime.engines.chooser: "pybullet", "mujoco", or None / "auto": PyBullet where it
+    imports, else MuJoCo).  ``real_speed``: a clip that plays in slow motion (runtime.reference.playback: its
     flights fall slower than gravity) is simulated at the speed it was performed and the Take played
     back at the clip's (False: as keyed).  ``breathing``: a take under fatigue breathes
-    (runtime.breathing: chest, shoulders and head move with each breath, ``Take.breath`` set);
+    (runtime.fatigue.breathing: chest, shoulders and head move with each breath, ``Take.breath`` set);
     without fatigue it never does.  Deterministic: same inputs and engine, bit-identical Take.
     """
     if mode not in MODES:
@@ -87,8 +86,8 @@ def simulate(
                                   "Automatic or MuJoCo")
         engine = "mujoco"
     try:
-        engine = engines.resolve(engine)
-    except engines.EngineMissing as exc:
+        engine = chooser.resolve(engine)
+    except EngineMissing as exc:
         raise SimulationError(str(exc)) from None
     problem = height_problem(height) or mass_problem(mass)
     if problem is None and effort_economy is not None:
@@ -109,7 +108,7 @@ def simulate(
         raise SimulationError(output_fps_problem(out_fps))
     analysed = None
     if real_speed:
-        analysed = kinematics.shared(height, plan if mode != "torque" else None, engine).analyse(source)
+        analysed = chooser.shared_kinematics(height, plan if mode != "torque" else None, engine).analyse(source)
         k = playback.slowdown(analysed)
         if k is not None:
             take = _simulate_clip(clip, source.played_faster(k),
@@ -124,16 +123,29 @@ def simulate(
                           simulate_limbs, progress, cancel, plan, policy, engine, analysed, breathing)
 
 
+def simulate_request(request: SimulationRequest, progress: Callable[[float], None] | None = None,
+                     cancel: Callable[[], bool] | None = None) -> Take:
+    """simulate() of a SimulationRequest (its policy loaded here: PolicyError on a bad file);
+    returns the Take.  The request is data (runtime.request): the entry point reads it."""
+    policy = None
+    if request.policy:
+        policy = SrbPolicy.load(request.policy)
+    return simulate(request.clip, request.schedule, mode=request.mode, height=request.height, mass=request.mass,
+                    seconds=request.seconds, hold=request.hold, out_fps=request.out_fps, plan=request.plan,
+                    policy=policy, effort_economy=request.effort_economy, engine=request.engine,
+                    breathing=request.breathing, progress=progress, cancel=cancel)
+
+
 def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
                    out_fps: float, settings, push, tau_max, simulate_limbs: bool, progress, cancel, plan, policy,
                    engine: str, analysed=None, breathing: bool = True) -> Take:
     """simulate()'s work on inputs it has checked: ``source`` (the part of ``clip`` to play, at the
     speed to simulate) to a Take at ``out_fps``; ``analysed``: ``source``'s kinematics on this
     mode's proxy, where simulate() has them already; ``breathing``: a take under fatigue breathes
-    (runtime.breathing), at the speed it was simulated."""
+    (runtime.fatigue.breathing), at the speed it was simulated."""
     breathes = breathing and schedule is not None
     if mode == "torque":
-        prepared = prepare(source, kinematics.shared(height, None, engine), mass, analysed)
+        prepared = prepare(source, chooser.shared_kinematics(height, None, engine), mass, analysed)
         # The sampled body has the floor under it: hands, knees or back on it where the clip puts
         # them are the motion (a cartwheel).  What the clip does not show, it cannot stand on.
         if prepared.support.unseen and stretches.floor_frames(prepared.ck, prepared.support).any():
@@ -158,7 +170,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
     wall0 = _time.perf_counter()
-    prepared = prepare(source, kinematics.shared(height, plan, engine), mass, analysed)
+    prepared = prepare(source, chooser.shared_kinematics(height, plan, engine), mass, analysed)
     ck, body, ref, support = prepared.ck, prepared.body, prepared.ref, prepared.support
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
@@ -179,7 +191,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         body = replace(body, tau_max=tau_max)
     limbs = None
     if simulate_limbs and not floor_work:
-        limbs = engines.limb_simulator(engine, height, rate=limb_rate, mass=mass, plan=plan)
+        limbs = chooser.limb_simulator(engine, height, rate=limb_rate, mass=mass, plan=plan)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
     if floor_work:
         sim = floor.FloorSimulator(ref, body, floor_loads, model, settings)
@@ -190,7 +202,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
             sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings), on_floor)
     sim.need_torques = False
     notes = _notes(support, plan, settings, policy, floor_work, float(on_floor.mean()) if mixed else None)
-    notes["engine"] = engines.LABELS[engine]
+    notes["engine"] = chooser.LABELS[engine]
 
     # Everything below runs with engine bodies open: they close however it ends (a cancel too).
     try:
@@ -252,7 +264,7 @@ def _run(sim, ref, hold: float, out_fps: float, progress, cancel,
 def _notes(support, plan, settings, policy, floor_work: bool,
            floor_share: float | None = None) -> dict[str, str]:
     """How each body part was simulated, in words (the Take's notes); ``floor_share``: the share of
-    frames floor work holds up when the feet carry the rest (runtime.stretches), else None."""
+    frames floor work holds up when the feet carry the rest (runtime.floor.stretches), else None."""
     notes = {
         "pelvis_and_legs": "SRB: centre of mass simulated on contact forces from a QP, legs by IK onto "
                            "simulated feet; leg joint torques from the contact forces, within RC * strength "
@@ -356,14 +368,12 @@ def _economy_note(economy: float) -> str:
 
 def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass: float, plan: BodyPlan | None,
              out_fps: float, floor_height: float, progress, cancel, economy: float, prepared=None) -> Take:
-    """Torque mode: the whole body tracked window by window by sampling (runtime.samcon) under
+    """Torque mode: the whole body tracked window by window by sampling (runtime.torque.samcon) under
     fatigued torque caps, no force or moment on the root; a window where no sample stays up is a
     fall, reported and where the take ends.  No hold after the end; the character's proportions
     are not used (the sampled body is the default humanoid at ``height``).  ``prepared``: the
-    source's analysis (runtime.prepare), whose hands, knees or back reaching the floor
-    (floor.reaching) the sampler lets touch it."""
-    from . import samcon
-
+    source's analysis (runtime.reference.prepare), whose hands, knees or back reaching the floor
+    (support.reaching) the sampler lets touch it."""
     clip = source if abs(source.fps - out_fps) < 1e-9 else source.resampled(out_fps)
     settings = samcon.SamconSettings()
     reaching = None
@@ -410,6 +420,6 @@ def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass
         "cost": (f"{per_second:.1f} s of compute per second of motion on {result.threads} thread(s), "
                  f"{sum(p.simulated_steps for p in passes)} simulated steps"
                  + ("; a fresh pass first sets the strength (1.05 x its largest torque per joint)" if len(passes) > 1 else "")),
-        "engine": engines.LABELS["mujoco"],
+        "engine": chooser.LABELS["mujoco"],
     }
     return take

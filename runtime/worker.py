@@ -2,7 +2,7 @@
 
 Blender starts this with its own Python (``sys.executable``, the extension's wheels on its path)
 when the add-on preferences ask for a separate process, so that a simulator crash cannot take an
-unsaved session down.  numpy, quadprog and a physics engine (runtime.engine) only.
+unsaved session down.  numpy, quadprog and a physics engine (runtime.engines.chooser) only.
 
 Protocol:
 * the request is an ``.npz`` written by ``runtime.request.SimulationRequest.write`` (Clip,
@@ -27,9 +27,10 @@ if __package__ in (None, ""):          # ``python runtime/worker.py``: make ``ru
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "runtime"            # noqa: A001
 
-from .clip import Clip  # noqa: E402
+from .errors import SimulationError  # noqa: E402
+from .motion.clip import Clip  # noqa: E402
+from .motion.take import FATIGUE_FIELDS, Take  # noqa: E402
 from .request import SimulationRequest  # noqa: E402
-from .take import FATIGUE_FIELDS, Take  # noqa: E402
 
 from .request import PROTOCOL  # noqa: E402  (requests and takes share the version)
 
@@ -116,7 +117,7 @@ def main(argv=None) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: python -m runtime.worker REQUEST.npz TAKE.npz\n")
         return 2
-    from .simulate import SimulationError   # pybullet is imported here, not at load
+    from .simulate import simulate_request   # the simulation's modules load here, not at start-up
 
     try:
         req = SimulationRequest.read(argv[0])
@@ -144,7 +145,7 @@ def main(argv=None) -> int:
         return False
 
     try:
-        take = req.simulate(progress=progress, cancel=alive)
+        take = simulate_request(req, progress=progress, cancel=alive)
     except (SimulationError, ValueError) as exc:   # PolicyError is a ValueError
         _say(f"@@error {str(exc).splitlines()[0]}")
         return 2

@@ -1,8 +1,16 @@
-"""Shared test set-up.
+"""Shared test set-up, and the tiers: one folder each.
 
-Runtime tests import ``runtime`` as a top-level package (numpy only, no bpy).  Blender-side tests
-load the repository root as the extension package ``fatigued_takes`` (the way Blender loads it
-as ``bl_ext.<repo>.fatigued_takes``), via the ``addon_package`` fixture.
+    tests/runtime/<package>/   runtime (numpy and a physics engine, no bpy), package by package
+    tests/addon/               addon: the Blender side under the bpy module
+    tests/install/             install: the built extension zip in Blender 4.2, 5.0 and 5.3
+    tests/corpus/              corpus: real files, realism, the render-farm job
+    tests/support/             helpers (rigs, shot files, clips), no tests
+
+Each test is marked with its folder's tier (``./fatigue test -m addon``); whole simulations are
+also marked ``slow`` (``-m "not slow"``: the fast pass).  Runtime tests import ``runtime`` as a
+top-level package.  Blender-side tests load the repository root as the extension package
+``fatigued_takes`` (the way Blender loads it as ``bl_ext.<repo>.fatigued_takes``), via the
+``addon_package`` fixture.
 """
 from __future__ import annotations
 
@@ -13,8 +21,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+HERE = Path(__file__).resolve().parent
+for _path in (ROOT, HERE / "support"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+TIERS = ("runtime", "addon", "install", "corpus")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test with the tier of its folder (tests/<tier>/...)."""
+    for item in items:
+        parts = Path(str(item.fspath)).resolve().relative_to(HERE).parts
+        if len(parts) > 1 and parts[0] in TIERS:
+            item.add_marker(getattr(pytest.mark, parts[0]))
 
 PACKAGE_NAME = "fatigued_takes"
 
@@ -36,6 +56,23 @@ def load_addon_package():
 def addon_package():
     pytest.importorskip("bpy")
     return load_addon_package()
+
+
+@pytest.fixture(scope="module")
+def kin():
+    """The proxy's kinematics (PyBullet) for the runtime tests."""
+    from runtime.engines import kinematics
+
+    with kinematics.Kinematics() as k:
+        yield k
+
+
+@pytest.fixture(scope="module")
+def body(kin):
+    """The proxy's SRB body."""
+    from runtime.reference import rigid_body
+
+    return rigid_body.body_from_proxy(kin)
 
 
 @pytest.fixture

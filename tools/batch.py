@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))      # runtime/ (numpy only)
 sys.path.insert(0, str(ROOT / "tools"))
 
-from runtime import fatigue_params  # noqa: E402
-from runtime.srb import MAX_EFFORT_ECONOMY  # noqa: E402
+from runtime.fatigue import params as fatigue_params  # noqa: E402
+from runtime.fatigue.effort import MAX_EFFORT_ECONOMY  # noqa: E402
 
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
@@ -164,7 +164,7 @@ def plan(args) -> list[dict]:
     if args.mode == "torque" and args.engine == "pybullet":
         raise UsageError("--mode torque --engine pybullet: torque mode runs on MuJoCo only: leave --engine out")
     if args.engine not in (None, "auto"):
-        from runtime import engine     # the takes run in this same Python: a missing engine fails here, once
+        from runtime.engines import chooser as engine     # the takes run in this same Python: a missing engine fails here, once
         if not engine.importable(args.engine):
             raise UsageError(f"--engine {args.engine}: {engine.LABELS[args.engine]} does not import in this Python: "
                              f"leave --engine out (Automatic), or install it (requirements/runtime.txt)")
@@ -253,7 +253,7 @@ class _Stop:
         return signal.Signals(self.signum).name if self.signum else "SIGINT"
 
 
-def _remove_part(path) -> None:
+def remove_part(path) -> None:
     """A take's temporary output, and Blender's own temporary file of a save it was stopped in."""
     for p in (Path(path), Path(f"{path}@")):
         p.unlink(missing_ok=True)
@@ -312,7 +312,7 @@ def _run_take(spec: dict, read_from: Path, stop: _Stop) -> dict:
                 err.seek(0)
                 result = _crashed(spec, proc.returncode, out.read(), err.read())
     if result["status"] != "ok":          # a process stopped while saving leaves its temporary file
-        _remove_part(spec["part"])
+        remove_part(spec["part"])
     result.update({k: spec[k] for k in ("file", "out_file", "variant")})
     result["wall_s"] = time.perf_counter() - t0
     return {k: result.get(k) for k in SUMMARY_FIELDS}
@@ -356,7 +356,7 @@ def _run_chain(chain: list[dict], report, stop: _Stop) -> list[dict]:
         result = _run_take(spec, read_from, stop)
         if result["status"] == "ok":
             if kept is not None:
-                _remove_part(kept)
+                remove_part(kept)
             kept = read_from = Path(spec["part"])
         results.append(result)
         if result["status"] != "interrupted":
@@ -374,14 +374,14 @@ def _run_chain(chain: list[dict], report, stop: _Stop) -> list[dict]:
         except OSError as exc:
             problem = "failed", f"cannot write {out}: {exc.strerror or exc}"
     if problem is not None:
-        _remove_part(kept)
+        remove_part(kept)
         for r in results:
             if r["status"] == "ok":
                 r["status"], r["error"] = problem
     return results
 
 
-def _describe(r: dict) -> str:
+def describe(r: dict) -> str:
     name = Path(r["file"]).name + (f" [{r['variant']}]" if r.get("variant") else "")
     if r["status"] != "ok":
         return f"{name}: FAILED: {r['error']}"
@@ -401,7 +401,7 @@ def _catch_signals(stop: _Stop) -> dict:
     return {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
 
 
-def _write_summary(path: Path, summary: dict) -> bool:
+def write_summary(path: Path, summary: dict) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(summary, indent=1), encoding="utf-8")
@@ -420,7 +420,7 @@ def run(args) -> int:
 
     def report(result):
         done[0] += 1
-        print(f"[{done[0]}/{total}] {_describe(result)}", flush=True)
+        print(f"[{done[0]}/{total}] {describe(result)}", flush=True)
 
     stop = _Stop()
     previous = _catch_signals(stop)
@@ -436,7 +436,7 @@ def run(args) -> int:
         if interrupted is None:
             print(f"fatigue bake: {baked} of {total} take(s) baked in {wall:.1f} s"
                   + (f"; {failed} failed" if failed else ""), flush=True)
-        wrote = args.summary is not None and _write_summary(args.summary, {
+        wrote = args.summary is not None and write_summary(args.summary, {
             "jobs": args.jobs, "wall_s": wall, "baked": baked, "failed": failed, "not_done": not_done,
             "interrupted": interrupted, "takes": results})
         if interrupted is not None:
@@ -475,7 +475,7 @@ def bake_one(spec: dict) -> dict:
     import demo_blend
 
     demo_blend.load_addon()
-    failure = demo_blend._mod("fatigue_addon.failure")      # the operator's: its logs go beside the output
+    failure = demo_blend.addon_module("fatigue_addon.failure")      # the operator's: its logs go beside the output
     failure.set_log_dir(Path(spec["out_file"]).parent, _log_prefix(spec) + ".error")
     out = Path(spec["out_file"])
     result = {"status": "failed", "error": None}
@@ -497,7 +497,7 @@ def bake_one(spec: dict) -> dict:
     if spec.get("variant"):
         source = kwargs.get("action")
         if source is None:
-            found = demo_blend._mod("fatigue_addon.bake").source_action(obj, obj.fatigue_settings)
+            found = demo_blend.addon_module("fatigue_addon.bake").source_action(obj, obj.fatigue_settings)
             source = found.name if found is not None else None
         if source is not None:
             kwargs["take_name"] = f"{source}.fatigued.{spec['variant']}"

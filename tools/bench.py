@@ -21,9 +21,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from runtime import clip as clips  # noqa: E402
-from runtime import balance, fatigue_params, kinematics, metrics, proxy, schedule, simulate  # noqa: E402
-from runtime.prepare import prepare  # noqa: E402
+from runtime.motion import clip as clips  # noqa: E402
+from runtime.reference import balance
+from runtime.fatigue import params as fatigue_params, schedule
+from runtime.engines import chooser
+from runtime.errors import EngineMissing, PolicyError
+from runtime.motion import metrics
+from runtime.body import proxy
+from runtime import simulate  # noqa: E402
+from runtime.reference.prepare import prepare  # noqa: E402
 
 # The tired condition: untrained muscles, fatigue and recovery 40x faster than published.
 TIRED_FITNESS = 0.25
@@ -92,7 +98,7 @@ def clip_balance(clip: clips.Clip, seconds: float, engine: str = "pybullet") -> 
     """balance.report of the source the runs play (whether flat feet can carry it as given);
     None for floor work, which hands, knees or back carry."""
     source = clip.repeated(seconds) if clip.loop else clip
-    prepared = prepare(source, kinematics.shared(proxy.DEFAULT_HEIGHT, engine=engine), proxy.DEFAULT_MASS)
+    prepared = prepare(source, chooser.shared_kinematics(proxy.DEFAULT_HEIGHT, engine=engine), proxy.DEFAULT_MASS)
     report = balance.report(prepared.ref, prepared.body)
     if prepared.support.floor_work:
         report = dict.fromkeys(report)
@@ -115,10 +121,8 @@ def push_test(clip: clips.Clip, condition: str, seconds: float, mode: str, polic
 def bench(names: list[str], seconds: float, mode: str, pushes: bool, plots: Path | None = None,
           log=print, conditions=CONDITIONS, policy=None, engine: str | None = None) -> dict:
     """Every clip in every condition; the fatigued ones are compared with fresh (always run).
-    ``engine``: runtime.engine's name (None: automatic)."""
-    from runtime import engine as engines
-
-    engine = engines.resolve(engine)
+    ``engine``: runtime.engines.chooser's name (None: automatic)."""
+    engine = chooser.resolve(engine)
     conditions = ("fresh",) + tuple(c for c in conditions if c != "fresh")
     runs = []
     for name in names:
@@ -195,7 +199,10 @@ def _summary(runs: list[dict]) -> dict:
     return out
 
 
-def main(argv: list[str]) -> int:
+def parse(argv: list[str]):
+    """The bench's arguments checked: (args, clip names, conditions, policy, engines resolved), or
+    an exit status (2) after one line on stderr.  ./fatigue bench (tools/cli.py) runs one engine
+    here (run) or two side by side (tools/parity.py)."""
     ap = argparse.ArgumentParser(prog="./fatigue bench", description=__doc__)
     ap.add_argument("--json", type=Path, required=True, help="write the results here")
     ap.add_argument("--mode", default="srb", choices=simulate.MODES)
@@ -226,23 +233,24 @@ def main(argv: list[str]) -> int:
         return 2
     policy = None
     if args.policy is not None:
-        from runtime.policy import PolicyError, SrbPolicy
+        from runtime.srb.policy import SrbPolicy
         try:
             policy = SrbPolicy.load(args.policy)
         except PolicyError as exc:
             print(f"fatigue: {exc}", file=sys.stderr)
             return 2
-    from runtime import engine as engines
-
     wanted = [e.strip() for e in args.engine.split(",") if e.strip()] or ["auto"]
     try:
-        wanted = [engines.resolve(e) for e in wanted]
-    except engines.EngineMissing as exc:
+        wanted = [chooser.resolve(e) for e in wanted]
+    except EngineMissing as exc:
         print(f"fatigue: {exc}", file=sys.stderr)
         return 2
-    if len(wanted) > 1:
-        import parity
-        return parity.main(names, args.seconds, args.mode, conditions, wanted, args.json)
+    return args, names, conditions, policy, wanted
+
+
+def run(args, names: list[str], conditions: tuple[str, ...], policy, engine: str) -> int:
+    """The bench on one engine: the results to ``args.json``, a summary line per condition."""
+    wanted = [engine]
     t0 = time.perf_counter()
     result = bench(names, args.seconds, args.mode, args.push, args.plots, conditions=conditions, policy=policy,
                    engine=wanted[0])
@@ -250,11 +258,19 @@ def main(argv: list[str]) -> int:
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
     for condition, s in result["summary"].items():
-        print(f"{condition} ({engines.LABELS[wanted[0]]}): {s['survived']}/{s['runs']} survived, median root error {s['root_err_m_median']:.3f} m, "
+        print(f"{condition} ({chooser.LABELS[wanted[0]]}): {s['survived']}/{s['runs']} survived, median root error {s['root_err_m_median']:.3f} m, "
               f"joint error {s['joint_err_deg_median']:.1f} deg, {s['realtime_x_median']:.0f}x real time")
     print(f"wrote {args.json} ({result['wall_seconds']:.0f} s)")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def main(argv: list[str]) -> int:
+    """The bench on one engine (two: tools/cli.py hands them to tools/parity.py)."""
+    parsed = parse(argv)
+    if isinstance(parsed, int):
+        return parsed
+    args, names, conditions, policy, wanted = parsed
+    if len(wanted) > 1:
+        print("fatigue: two engines side by side run through ./fatigue bench (tools/parity.py)", file=sys.stderr)
+        return 2
+    return run(args, names, conditions, policy, wanted[0])

@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
         shots = []
         for i in range(args.takes):
             shot = tmp / f"shot_{i}.blend"
-            subprocess.run([sys.executable, str(ROOT / "tests" / "shots.py"), str(shot), "--seconds",
+            subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "shots.py"), str(shot), "--seconds",
                             str(args.seconds)], check=True, capture_output=True, cwd=str(ROOT))
             shots.append(str(shot))
         print(f"{args.takes} shots of {args.seconds:g} s ({int(round(args.seconds * 30)) + 1} frames at 30 fps), "

@@ -30,13 +30,13 @@ from blender_standin import blender_command  # noqa: E402
 
 
 def make_shots(folder: Path, count: int, seconds: float) -> list[str]:
-    """``count`` shot files (tests/shots.py), made two at a time."""
+    """``count`` shot files (tests/support/shots.py), made two at a time."""
     paths = [folder / f"shot_{i}.blend" for i in range(count)]
     for pair in (paths[i:i + 2] for i in range(0, count, 2)):
-        procs = [subprocess.Popen([sys.executable, str(ROOT / "tests" / "shots.py"), str(p), "--seconds", str(seconds)],
+        procs = [subprocess.Popen([sys.executable, str(ROOT / "tests" / "support" / "shots.py"), str(p), "--seconds", str(seconds)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT)) for p in pair]
         if any(proc.wait() for proc in procs):
-            raise SystemExit("bench-farm: tests/shots.py could not make a shot file")
+            raise SystemExit("bench-farm: tests/support/shots.py could not make a shot file")
     return [str(p) for p in paths]
 
 

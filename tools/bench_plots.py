@@ -9,7 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from runtime import engine, kinematics, proxy  # noqa: E402
+from runtime.engines import chooser as engine, kinematics
+from runtime.body import proxy  # noqa: E402
 
 # Bones of the stick figure: pairs of link names (joint centres).
 BONES = [("root", "chest"), ("chest", "neck"), ("root", "right_hip"), ("right_hip", "right_knee"),
@@ -19,7 +20,7 @@ BONES = [("root", "chest"), ("chest", "neck"), ("root", "right_hip"), ("right_hi
          ("left_elbow", "left_wrist")]
 
 
-def _joint_positions(kin: kinematics.Kinematics, take, frames: list[int]) -> list[dict[str, np.ndarray]]:
+def joint_positions(kin: kinematics.Kinematics, take, frames: list[int]) -> list[dict[str, np.ndarray]]:
     out = []
     for t in frames:
         kin.set_pose(take.clip.root_pos[t], take.clip.root_rot[t], take.clip.joint_rots[t])
@@ -37,7 +38,7 @@ def stick_strip(takes: dict[str, object], path: Path, title: str, count: int = 8
     with engine.kinematics(engine.resolve(), proxy.DEFAULT_HEIGHT) as kin:
         for ax, (label, take) in zip(axes[:, 0], takes.items()):
             frames = np.linspace(0, take.frames - 1, count).astype(int).tolist()
-            for k, pose in enumerate(_joint_positions(kin, take, frames)):
+            for k, pose in enumerate(joint_positions(kin, take, frames)):
                 shift = np.array([k * 0.9 - pose["root"][0], 0.0, 0.0])
                 for a, b in BONES + [("neck", "neck_top")]:
                     pa, pb = pose[a] + shift, pose[b] + shift

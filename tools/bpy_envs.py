@@ -1,6 +1,6 @@
 """Environments holding other Blender versions' bpy module: the oldest supported (4.2 LTS, CPython
 3.11) and the newest on the index (5.3, CPython 3.13), for the tests that install the built
-extension into them (tests/test_extension_install.py).
+extension into them (tests/install/test_extension_install.py).
 
 Why separate environments: one Python holds one bpy, and 5.1 on needs Python 3.13.  Each is made
 on first use under the repository (``.venv-bpy42``, ``.venv-bpy53``, gitignored) from its pinned

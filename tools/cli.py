@@ -25,7 +25,7 @@ def _fail(message: str) -> int:
 
 def fatigue_validation(json_path: Path | None, plot_dir: Path | None, dt: float) -> tuple[dict, bool]:
     """Run the endurance validation and the step-cost measurement; print, save, plot."""
-    from runtime import validation
+    from runtime.fatigue import validation
 
     t0 = time.perf_counter()
     report = validation.endurance_report(dt=dt)
@@ -66,7 +66,7 @@ def fatigue_validation(json_path: Path | None, plot_dir: Path | None, dt: float)
 
 def write_fatigue_plots(report: dict, plot_dir: Path) -> list[Path]:
     import fatigue_report
-    from runtime import fatigue_params, validation
+    from runtime.fatigue import params as fatigue_params, validation
 
     plot_dir.mkdir(parents=True, exist_ok=True)
     p = fatigue_params.published_region("shoulder")
@@ -122,8 +122,11 @@ DEMO_TIRED = {"fitness": 0.25, "time_scale": 40.0}
 def demo_take(out: Path) -> dict:
     """Simulate the bundled clip fresh and tired; write a summary and figures."""
     import bench_plots
-    from runtime import clip as clips
-    from runtime import metrics, proxy, schedule, simulate
+    from runtime.motion import clip as clips
+    from runtime.motion import metrics
+    from runtime.body import proxy
+    from runtime.fatigue import schedule
+    from runtime import simulate
 
     out.mkdir(parents=True, exist_ok=True)
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(DEMO_CLIP))
@@ -192,8 +195,15 @@ def demo_blend_step(out: Path) -> bool:
 
 def cmd_bench(argv: list[str]) -> int:
     import bench
+    import parity
 
-    return bench.main(argv)
+    parsed = bench.parse(argv)
+    if isinstance(parsed, int):
+        return parsed
+    args, names, conditions, policy, wanted = parsed
+    if len(wanted) > 1:
+        return parity.main(names, args.seconds, args.mode, conditions, wanted, args.json)
+    return bench.run(args, names, conditions, policy, wanted[0])
 
 
 def cmd_bake(argv: list[str]) -> int:

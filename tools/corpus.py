@@ -104,10 +104,12 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
     import bpy
 
     from fatigued_takes.fatigue_addon import anim, backend, bake
-    from fatigued_takes.runtime import metrics, pose_error
+    from fatigued_takes.fatigue_addon import report as bake_report
+    from fatigued_takes.fatigue_addon.bake_options import BakeOptions
+    from fatigued_takes.runtime.motion import metrics, pose_error
 
     anim.assign_action(obj, action)
-    options = bake.BakeOptions(preset=CONDITIONS[condition], frame_start=start, frame_end=end, engine=engine,
+    options = BakeOptions(preset=CONDITIONS[condition], frame_start=start, frame_end=end, engine=engine,
                                mode=mode)
     t0 = time.perf_counter()
     job = bake.prepare(bpy.context, obj, options=options)
@@ -135,7 +137,7 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
         "root_err_m": round(k * metrics.root_error_m(take, source_clip), 4),
         "joint_err_deg": round(metrics.joint_error_deg(take, source_clip), 2),
         "warnings": report["warnings"],
-        "summary": bake.summary(report),
+        "summary": bake_report.summary(report),
     }
     anim.assign_action(obj, action)
     return out
@@ -150,7 +152,7 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
 
     addon = _addon()
     from fatigued_takes.fatigue_addon import anim, bake
-    from fatigued_takes.fatigue_addon.checks import BakeInputError
+    from fatigued_takes.fatigue_addon.failure import BakeInputError
 
     arms = corpus_import.import_file(path, update_scene_fps=update_fps)
     addon.register()

@@ -70,7 +70,7 @@ def load_addon():
     return pkg
 
 
-def _mod(name):
+def addon_module(name):
     return importlib.import_module(f"{PACKAGE}.{name}")
 
 
@@ -147,7 +147,7 @@ def write_clip(obj, clip, action_name: str):
     """Write a runtime Clip onto ``obj`` as the new, assigned action ``action_name`` (frame 1 on)."""
     import bpy
 
-    rt, rigmap, anim = _mod("fatigue_addon.retarget"), _mod("fatigue_addon.rigmap"), _mod("fatigue_addon.anim")
+    rt, rigmap, anim = addon_module("fatigue_addon.retarget"), addon_module("fatigue_addon.rigmap"), addon_module("fatigue_addon.anim")
     mapping = rigmap.detect_mapping(obj)
     scene = bpy.context.scene
     # a two-frame placeholder action gives the retarget its rest geometry
@@ -218,7 +218,7 @@ def build_demo(out_dir, clip_name: str = "walk", seconds: float = 5.0, fitness=(
     load_addon()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     load_addon()
-    rclip, bake = _mod("runtime.clip"), _mod("fatigue_addon.bake")
+    rclip, bake = addon_module("runtime.motion.clip"), addon_module("fatigue_addon.bake")
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = 30, 1.0
     obj, body = build_character()

@@ -214,12 +214,12 @@ def bake(argv: list[str]) -> int:
         except OSError as exc:
             result.update(status="failed", error=f"cannot write {out_blend}: {exc.strerror or exc}")
     if result["status"] != "ok":
-        batch._remove_part(spec["part"])
+        batch.remove_part(spec["part"])
     result.update({k: spec[k] for k in ("file", "out_file", "variant")})
     result["wall_s"] = time.perf_counter() - w0
     row = {k: result.get(k) for k in batch.SUMMARY_FIELDS}
     _write_record(known.out / f"{name}.json", row, t0)
-    emit(batch._describe(row))
+    emit(batch.describe(row))
     if row["status"] != "ok":
         raise TaskError(row["error"] or "the take failed")
     emit("openjd_progress: 100")
@@ -266,14 +266,14 @@ def summary(argv: list[str]) -> int:
                 records.append(record)
                 row = record["take"]
             rows.append(row)
-            emit(f"[{len(rows)}] {batch._describe(row)}")
+            emit(f"[{len(rows)}] {batch.describe(row)}")
     baked = sum(r["status"] == "ok" for r in rows)
     not_done = sum(r["status"] in batch.NOT_DONE for r in rows)
     failed = len(rows) - baked - not_done
     wall = (max(r["ended"] for r in records) - min(r["started"] for r in records)) if records else 0.0
     path = Path(args.summary)
     path = path if path.is_absolute() else args.out / path
-    if not batch._write_summary(path, {"jobs": _parallel(records), "wall_s": wall, "baked": baked, "failed": failed,
+    if not batch.write_summary(path, {"jobs": _parallel(records), "wall_s": wall, "baked": baked, "failed": failed,
                                        "not_done": not_done, "interrupted": None, "takes": rows}):
         raise TaskError(f"cannot write the summary {path}: check the OutputDir / Summary parameters")
     emit(f"fatigue farm: {baked} of {len(rows)} take(s) baked" + (f"; {failed} failed" if failed else "")

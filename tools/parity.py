@@ -59,7 +59,7 @@ def main(names: list[str], seconds: float, mode: str, conditions: tuple[str, ...
          out: Path) -> int:
     """Bench every engine in turn, print the side-by-side table, write both results and the
     verdict to ``out``; exit status 0 either way (a benchmark measures, it does not gate)."""
-    from runtime import engine as engine_names
+    from runtime.engines import chooser as engine_names
 
     results = {}
     for engine in engines:

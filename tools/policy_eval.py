@@ -19,8 +19,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import bench  # noqa: E402
-from runtime import clip as clips  # noqa: E402
-from runtime.policy import FAMILIARITY_NOTE, PolicyError, SrbPolicy  # noqa: E402
+from runtime.motion import clip as clips  # noqa: E402
+from runtime.errors import PolicyError  # noqa: E402
+from runtime.srb.policy import FAMILIARITY_NOTE, SrbPolicy  # noqa: E402
 
 
 def evaluate(policy: SrbPolicy, names: list[str], seconds: float, conditions=bench.CONDITIONS, log=print) -> dict:
@@ -75,7 +76,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--card", action="store_true", help="write the results into the model card")
     ap.add_argument("--familiarity", action="store_true",
                     help="first measure the policy's familiarity bounds on rollouts of its training clips "
-                         "(see runtime/policy.py; written into the card with --card)")
+                         "(see runtime/srb/policy.py; written into the card with --card)")
     args = ap.parse_args(argv)
     try:
         policy = SrbPolicy.load(args.policy)

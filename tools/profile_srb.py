@@ -26,8 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runtime import clip as clips  # noqa: E402
-from runtime import schedule as schedules  # noqa: E402
+from runtime.motion import clip as clips  # noqa: E402
+from runtime.fatigue import schedule as schedules  # noqa: E402
 from runtime import simulate  # noqa: E402
 
 DEFAULT_CLIPS = ("walk", "run", "jump", "kick", "punch")

@@ -4,7 +4,7 @@ Every bench clip (the DeepMimic clips of ./fatigue bench) and every humanoid act
 corpus (../shared/corpus, both manifests) is baked Fresh, Average and Exhausted (the shipped
 presets; SRB mode unless ``--mode torque``): the bench clips through runtime.simulate as the
 bench does, the corpus through the button's own calls in Blender (tools/corpus.py, one process per
-file).  Each take is measured (runtime.gait: trunk, chest and head pitch, head-to-chest bend, knee
+file).  Each take is measured (runtime.motion.gait: trunk, chest and head pitch, head-to-chest bend, knee
 flexion in stance, arm elevation, progression speed, stride, cadence, rests per 10 s of source,
 take stretch, finished, fell; breathing rate once takes breathe), each tired take is compared with
 the fresh one, and every change is scored against the direction the published findings give
@@ -38,8 +38,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import corpus  # noqa: E402
 import corpus_import  # noqa: E402
-from runtime import clip as clips  # noqa: E402
-from runtime import gait, metrics, quat  # noqa: E402
+from runtime.motion import clip as clips  # noqa: E402
+from runtime.motion import gait, metrics
+from runtime.maths import quat  # noqa: E402
 
 CONDITIONS = corpus.CONDITIONS          # fresh, average, exhausted -> the panel's preset names
 BENCH_LOOP_SECONDS = 10.0               # a looping bench clip plays this long unless --seconds says
@@ -120,7 +121,7 @@ def _ratio(a, b) -> float | None:
 
 def compare(tired, fresh, tired_features: gait.TakeFeatures, fresh_features: gait.TakeFeatures) -> dict:
     """A tired take against the fresh one: ratios of pace and gait, posture changes (degrees) at
-    the same moments of the source (runtime.metrics' matched gains), and the tired take's pace."""
+    the same moments of the source (runtime.motion.metrics' matched gains), and the tired take's pace."""
     drop = metrics.arm_elevation_drop_deg(tired, fresh)
     t, f = tired_features, fresh_features
     return {
@@ -142,9 +143,9 @@ def compare(tired, fresh, tired_features: gait.TakeFeatures, fresh_features: gai
 
 def applicability(source: clips.Clip, fresh: gait.TakeFeatures, fresh_take) -> dict[str, bool]:
     """Which kinds of clip this is, read from the clip and its fresh take.  It travels: the source
-    goes somewhere (runtime.metrics.travels, or over 2 s windows at the same 0.5 m/s, so a walk along
-    a figure of eight travels: runtime.gait.window_speed; at the speed it was performed where it
-    plays in slow motion: runtime.playback) and gets MIN_TRAVEL_M from its start (a step back to
+    goes somewhere (runtime.motion.metrics.travels, or over 2 s windows at the same 0.5 m/s, so a walk along
+    a figure of eight travels: runtime.motion.gait.window_speed; at the speed it was performed where it
+    plays in slow motion: runtime.reference.playback) and gets MIN_TRAVEL_M from its start (a step back to
     sit down does not travel).  Locomotion: it travels with the trunk upright (walks,
     runs, a travelling dance; not a cartwheel, a flip or a crawl), so the walking and running rows
     apply.  Runs: locomotion that flies RUN_FLIGHT_SHARE of the time without two-footed jumps.
@@ -253,7 +254,7 @@ def write_strip(label: str, source: clips.Clip, takes: dict, height: float, path
     import bench_plots
     import matplotlib.pyplot as plt
 
-    from runtime import engine
+    from runtime.engines import chooser as engine
 
     rows = list(takes.items())
     fig, axes = plt.subplots(len(rows), 1, figsize=(13, 2.8 * len(rows)), squeeze=False)
@@ -263,8 +264,8 @@ def write_strip(label: str, source: clips.Clip, takes: dict, height: float, path
             frames = [f for _, f in moments]
             pos, rot, joints = source.sample_many(take.reference_time[frames])
             src = SimpleNamespace(clip=SimpleNamespace(root_pos=pos, root_rot=rot, joint_rots=joints))
-            mine = _with_head(bench_plots._joint_positions(kin, take, frames), take.clip, frames, kin.scale)
-            theirs = _with_head(bench_plots._joint_positions(kin, src, list(range(len(frames)))), src.clip,
+            mine = _with_head(bench_plots.joint_positions(kin, take, frames), take.clip, frames, kin.scale)
+            theirs = _with_head(bench_plots.joint_positions(kin, src, list(range(len(frames)))), src.clip,
                                 list(range(len(frames))), kin.scale)
             for k, (what, frame) in enumerate(moments):
                 for j, (pose, rr, colour) in enumerate(((theirs[k], rot[k], "0.65"),
@@ -312,7 +313,9 @@ def _take_line(label: str, condition: str, take, source_duration: float, wall: f
 
 
 def run_bench_clip(name: str, conditions: list[str], seconds: float | None, mode: str, strips: Path | None) -> list[dict]:
-    from runtime import proxy, schedule, simulate
+    from runtime.body import proxy
+    from runtime.fatigue import schedule
+    from runtime import simulate
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
     source = bench_source(clip, seconds)

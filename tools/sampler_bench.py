@@ -1,4 +1,4 @@
-"""./fatigue sampler: the sampling-based whole-body tracker (runtime.samcon) on the bench clips,
+"""./fatigue sampler: the sampling-based whole-body tracker (runtime.torque.samcon) on the bench clips,
 no root help, fresh and under the bench's fatigue conditions, and what it costs.
 
 Per clip and condition: whether it stayed up (and where it fell), the median joint rotation error
@@ -21,8 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runtime import clip as C  # noqa: E402
-from runtime import kinematics, metrics, samcon  # noqa: E402
+from runtime.motion import clip as C  # noqa: E402
+from runtime.engines import chooser
+from runtime.motion import metrics
+from runtime.torque import samcon  # noqa: E402
 
 import bench  # noqa: E402
 
@@ -33,7 +35,7 @@ def measure(name: str, seconds: float, settings: samcon.SamconSettings, conditio
             tau_max=None) -> tuple[dict, samcon.SamconResult, object]:
     """The bench's measurements (tools/bench.measure) of one sampled track, the track and its Take."""
     clip = C.load_deepmimic(C.deepmimic_clip_path(name))
-    floor = kinematics.shared(engine="mujoco").analyse(clip).floor_height
+    floor = chooser.shared_kinematics(engine="mujoco").analyse(clip).floor_height
     sched = bench.condition_schedule(condition)
     result = samcon.track(clip, seconds, settings, floor=floor, tau_max=tau_max, schedule=sched)
     take = result.take(name)

@@ -89,7 +89,7 @@ def _dict_hash(d) -> str:
 # -- the jobs: (set, key, args); each runs in a worker process ------------------------------------
 
 def _jobs(sets) -> list[tuple]:
-    from runtime import clip as clips
+    from runtime.motion import clip as clips
 
     jobs = []
     for mode in ("srb", "torque"):
@@ -113,7 +113,7 @@ def _jobs(sets) -> list[tuple]:
 
 
 def _load(name):
-    from runtime import clip as clips
+    from runtime.motion import clip as clips
 
     return clips.load_deepmimic(clips.deepmimic_clip_path(name))
 
@@ -128,7 +128,8 @@ def _run(job) -> tuple[str, str, float]:
 def _compute(kind) -> str:
     import bench
     import cli
-    from runtime import schedule, simulate
+    from runtime.fatigue import schedule
+    from runtime import simulate
 
     if kind[0] == "balance":
         return _dict_hash(bench.clip_balance(_load(kind[1]), 10.0))
@@ -151,11 +152,13 @@ def _compute(kind) -> str:
 
 
 def _extra(variant: str):
-    from runtime import anthropometry, schedule, simulate
+    from runtime.body import anthropometry
+    from runtime.fatigue import schedule
+    from runtime import simulate
 
     tired = schedule.from_fitness(0.25, fps=30, time_scale=40)
     if variant == "policy":
-        from runtime.policy import SrbPolicy
+        from runtime.srb.policy import SrbPolicy
         policy = SrbPolicy.load(ROOT / "models" / "srb_general.npz")
         return simulate.simulate(_load("run"), tired, seconds=8.0, out_fps=30, policy=policy)
     if variant == "push":

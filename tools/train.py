@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runtime import clip as clips  # noqa: E402
-from runtime import policy as pol  # noqa: E402
+from runtime.motion import clip as clips  # noqa: E402
+from runtime.srb import policy as pol  # noqa: E402
 
 
 def _fail(message: str) -> int:
@@ -62,12 +62,13 @@ def main(argv: list[str]) -> int:
         import torch  # noqa: F401
     except ImportError:
         return _fail("training needs torch: pip install torch==2.13.0 (./fatigue train installs it)")
+    from runtime.errors import TrainingClipError
     from runtime.train import ppo, srb_env
 
     try:
         for name in names:   # refuse floor work before spawning workers
             srb_env.prepare(name, seconds=1.0)
-    except srb_env.TrainingClipError as exc:
+    except TrainingClipError as exc:
         return _fail(str(exc))
     if args.resume and not (args.out / "checkpoint.pt").is_file():
         return _fail(f"--resume: no checkpoint in {args.out}")

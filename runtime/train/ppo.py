@@ -1,7 +1,7 @@
 """PPO for the SRB policy: torch for the update, numpy workers for the rollouts.
 
 Why this shape: the simulator is single-threaded Python, so rollouts run in one process per core,
-each stepping a few environments with the *numpy* policy the bake ships (runtime.policy.Mlp) plus
+each stepping a few environments with the *numpy* policy the bake ships (runtime.srb.policy.Mlp) plus
 Gaussian exploration; the main process turns the batch into a PPO update in torch.  Everything is
 seeded; a checkpoint after every iteration lets a run stop at any time (a 10-minute command
 limit, a session's end) and ``--resume`` continue it.  A resumed run is deterministic too, but
@@ -22,8 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .. import policy as pol
-from .. import repeatable
+from ..maths import repeatable
+from ..srb import policy as pol
 from . import srb_env
 
 
@@ -318,7 +318,7 @@ def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], o
         "kind": "srb",
         "observation": {"kind": cfg.kind, "size": pol.observation_size(cfg.kind),
                         "control_rate_hz": pol.POLICY_RATE, "reference_window_s": list(pol.REFERENCE_WINDOW),
-                        "terms": "runtime/policy.py: observe()", "normalisation": "obs_mean/obs_std in the .npz, "
+                        "terms": "runtime/srb/policy.py: observe()", "normalisation": "obs_mean/obs_std in the .npz, "
                         "clipped to +-10 after normalising"},
         "action": {"size": pol.ACTION_SIZE, "layout": ["right landing x", "right landing y", "left landing x",
                                                        "left landing y", "COM velocity x", "COM velocity y"],

@@ -3,7 +3,7 @@
 Episodes run the same SrbSimulator the bake runs (without the PyBullet upper body: it does not
 move the centre of mass), so what the policy learns is what it meets at bake time.  Fatigue is
 randomised per episode (fresh, or a fitness, speed-up and starting fatigue drawn at random) so one
-policy serves many fitness levels, and the observation carries it (runtime.policy.observe).
+policy serves many fitness levels, and the observation carries it (runtime.srb.policy.observe).
 """
 from __future__ import annotations
 
@@ -12,14 +12,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import clip as clips
-from .. import policy as pol
-from .. import schedule, srb
-from ..body import Body
 from ..calibration import take_strength
-from ..prepare import prepare as setup_chain
-from ..reference import Reference
-from ..kinematics import Kinematics
+from ..engines.kinematics import Kinematics
+from ..errors import TrainingClipError
+from ..fatigue import schedule
+from ..motion import clip as clips
+from ..reference.prepare import prepare as setup_chain
+from ..reference.reference import Reference
+from ..reference.rigid_body import Body
+from ..srb import policy as pol
+from ..srb import simulator as srb
 
 EPISODE_SECONDS = 8.0
 FRESH_SHARE = 0.25                  # episodes without fatigue
@@ -30,10 +32,6 @@ ACTION_PENALTY = 0.1                # per unit mean squared action (0.02 before 
 FALL_REWARD = -10.0
 FAMILIAR_PERCENTILE = 99.0          # of training observations: where a policy's corrections start to fade
 FAMILIAR_STEPS = 6000               # control steps (200 s) of rollouts that measure it                 # a fall ends the episode: worth about 10 steps of tracking
-
-
-class TrainingClipError(ValueError):
-    """A clip the SRB cannot be trained on (floor work follows the reference, no policy acts)."""
 
 
 @dataclass
@@ -138,7 +136,7 @@ def prepare_all(names: list[str], augment: bool = False) -> list[PreparedClip]:
 
 def familiar_z2(mlp: pol.Mlp, kind: str, prepared: list[PreparedClip], steps: int = FAMILIAR_STEPS,
                 seed: int = 0) -> list[float]:
-    """Familiarity bounds for a model card (see runtime.policy): the 99th percentile of the
+    """Familiarity bounds for a model card (see runtime.srb.policy): the 99th percentile of the
     unfamiliarity of what the policy sees over ``steps`` control steps of rollouts of its training
     clips, under the training's random fatigue and acting with its mean action, and twice that."""
     env = SrbEnv(prepared, kind, seed)

@@ -1,0 +1,102 @@
+"""The fatigue schedule of a bake: the keyed fitness (or F, R, r) and per-body-part multipliers,
+sampled per source frame, refused in one line where a keyed value is out of range."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..runtime.body import proxy
+from ..runtime.fatigue import params as fatigue_params
+from ..runtime.fatigue.model import MAX_RATE
+from . import anim
+from .failure import BakeInputError
+
+
+def _keyed(curves: dict, settings, prop: str, frames: np.ndarray, label: str, lo: float, hi: float,
+           lo_open=False) -> np.ndarray:
+    """Per-frame values of ``settings.<prop>``: its F-curve in the source action, else the value.
+    BakeInputError when one is not a number in range, naming the bad key at its own frame and value
+    (not the curve interpolated towards it at another frame) where a key is the cause."""
+    def bad(values):
+        return ~np.isfinite(values) | (values > hi) | ((values <= lo) if lo_open else (values < lo))
+
+    fc = curves.get(f"fatigue_settings.{prop}")
+    if fc is None:
+        values = np.full(len(frames), float(getattr(settings, prop)))
+    else:
+        ev = fc.evaluate
+        values = np.fromiter((ev(f) for f in frames.tolist()), dtype=np.float64, count=len(frames))
+    wrong = bad(values)
+    if not wrong.any():
+        return values
+    i = int(np.flatnonzero(wrong)[0])
+    shown, frame = repr(values[i]), f"{int(frames[i])}"
+    keys = np.array([tuple(k.co) for k in fc.keyframe_points] if fc is not None else [], dtype=np.float64)
+    culprits = keys.reshape(-1, 2)[bad(keys.reshape(-1, 2)[:, 1])]
+    if len(culprits):                      # the bad key nearest the first bad frame
+        key_frame, key_value = culprits[int(np.argmin(np.abs(culprits[:, 0] - frames[i])))]
+        shown, frame = str(np.float32(key_value)), f"{key_frame:g}"
+    rng = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
+    raise BakeInputError(f"{label} is {shown} at frame {frame}: key a number in {rng} there (Graph Editor) or in "
+                         f"the Fatigue panel")
+
+
+def settings_curves(obj, source):
+    """The keyed ``fatigue_settings.*`` F-curves that drive the schedule: those of the assigned action
+    when it has any (the animator edits what they see, also on a baked take), else the source's."""
+    def curves_of(action, slot_handle):
+        if action is None:
+            return []
+        return [fc for fc in anim.action_curves(action, slot_handle)
+                if fc.data_path.startswith("fatigue_settings.") and not fc.mute]
+
+    active = anim.active_action(obj)
+    slot = getattr(obj.animation_data, "action_slot", None) if obj.animation_data else None
+    found = curves_of(active, slot.handle if slot is not None else None)
+    if found or active == source:
+        return found
+    src_slot = anim.object_slot(source, obj)
+    return curves_of(source, src_slot.handle if src_slot is not None else None)
+
+
+def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: float):
+    """FatigueSchedule for a take starting at ``frame_start``: the keyed values (``curves``, F-curves
+    of ``fatigue_settings.*``) for ``frames`` take frames (the source range stretched by up to
+    MAX_STRETCH, since a tired take is longer)."""
+    from ..runtime.fatigue import schedule as rschedule
+    from ..runtime.errors import FatigueParameterError
+
+    if settings.preset == "FRESH":
+        return None                 # fatigue off: the physics alone
+    curves = {fc.data_path: fc for fc in curves if fc.array_index == 0}
+    f = frame_start + np.arange(frames, dtype=np.float64)
+    parts = proxy.dof_body_parts()
+    mult = {}
+    for part in proxy.BODY_PARTS:
+        mult[part] = _keyed(curves, settings, f"fitness_{part}", f, f"{part.capitalize()} fitness multiplier",
+                            0.0, 10.0)
+    M = np.stack([mult[p] for p in parts], axis=1)                     # (frames, dofs)
+    ts = _keyed(curves, settings, "time_scale", f, "Fatigue speed-up", 0.0, 10000.0, lo_open=True)
+    init = float(settings.initial_fatigue)
+    if not (math.isfinite(init) and 0.0 <= init < 1.0):
+        raise BakeInputError(f"Starting fatigue is {init!r}: set a number from 0 to 0.95 in the Fatigue panel")
+    try:
+        if settings.preset == "CUSTOM":
+            F = _keyed(curves, settings, "F", f, "F (fatigue rate)", 0.0, MAX_RATE, lo_open=True)
+            R = _keyed(curves, settings, "R", f, "R (recovery rate)", 0.0, MAX_RATE, lo_open=True)
+            r = _keyed(curves, settings, "r", f, "r (rest multiplier)", 0.0, MAX_RATE, lo_open=True)
+            # a body part's multiplier m > 1 makes it fitter: tires m times slower, recovers m times faster
+            Md = np.maximum(M, 1e-3)
+            return rschedule.from_parameters((F * ts)[:, None] / Md, (R * ts)[:, None] * Md, r, fps,
+                                             initial_fatigue=init)
+        fit = _keyed(curves, settings, "fitness", f, "Fitness", 0.0, 1.0)
+        fit_dof = np.clip(fit[:, None] * M, 0.0, 1.0)
+        if np.all(ts == ts[0]):
+            return rschedule.from_fitness(fit_dof, fps, float(ts[0]), init)
+        p = fatigue_params.dof_parameters(fit_dof, 1.0)
+        return rschedule.from_parameters(p["F"] * ts[:, None], p["R"] * ts[:, None], p["r"], fps,
+                                         LD=p["LD"], LR=p["LR"], initial_fatigue=init)
+    except (FatigueParameterError, ValueError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BakeInputError(f"{msg}: fix the fatigue settings in the Fatigue panel") from None

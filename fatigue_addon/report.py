@@ -1,0 +1,84 @@
+"""What a bake reports: the Last Bake panel's report, its one-line summary and the engine's label."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..runtime.body import proxy
+from ..runtime.motion import metrics
+from ..runtime.reference.support import FEET_ONLY
+
+
+BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary
+
+
+def engine_label(name: str) -> str:
+    """runtime.engines.chooser's name of the engine that ran -> its label (the panel and the batch say it)."""
+    from ..runtime.engines.chooser import LABELS
+
+    return LABELS.get(name, name or "unknown")
+
+
+def make_report(job, take, action, meshes) -> dict:
+    rests = [e for e in take.events if e.get("kind") == "rest"]
+    stopped = [e for e in take.events if e.get("kind") == "stopped"]
+    falls = [e for e in take.events if e.get("kind") == "fall"]
+    rf = np.asarray(take.residual_force, dtype=np.float64)
+    stats = {k: float(v) for k, v in take.stats.items()}
+    timings = dict(job.timings)
+    timings["blender"] = sum(v for k, v in timings.items() if k in ("check", "read", "schedule", "write"))
+    return {
+        "armature": job.obj_name,
+        "action": action.name,
+        "source": job.source,
+        "mode": take.mode,
+        "support": take.notes.get("support", FEET_ONLY),
+        "foot_placement": take.notes.get("foot_placement", "Raibert rule"),
+        "effort_economy": take.notes.get("effort_economy", ""),
+        "backend": job.backend,
+        "engine": engine_label(take.engine),
+        "source_frames": [job.frame_start, job.frame_end],
+        "frames": int(take.frames),
+        "take_frames": [job.frame_start, job.frame_start + int(take.frames) - 1],
+        "fps": float(job.fps),
+        "height": float(job.request.height),
+        "mass": float(job.request.mass),
+        "proportions": ({k: round(v, 3) for k, v in job.request.plan.ratios.items()}
+                        if job.request.plan is not None else "default"),
+        "duration_stretch": float(take.duration_stretch()),
+        "peak_fatigue": take.peak_fatigue_by(proxy.dof_body_parts()),
+        "peak_fatigue_by_region": take.peak_fatigue_by(proxy.dof_regions()),
+        "seconds_sim": stats.get("seconds_simulated", 0.0),
+        "realtime_x": stats.get("realtime_x", 0.0),
+        "residual_force_bw_mean": metrics.residual_force_bw(take, float(job.request.mass))[0] if rf.size else 0.0,
+        "fatigue": "off" if job.request.schedule is None else "on",
+        "breathing": ([round(stats["breaths_per_min_peak"], 1), round(stats["breaths_per_min_end"], 1)]
+                      if take.breath is not None and "breaths_per_min_peak" in stats else None),
+        "rests": len(rests),
+        "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
+        "fell": bool(take.fell),
+        "fall_frame": int(falls[0].get("frame", 0)) + job.frame_start if falls else None,
+        "finished": bool(take.finished),
+        "residual_force_max_n": float(np.linalg.norm(rf, axis=1).max()) if rf.size else 0.0,
+        "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
+        "behind_source_m": stats.get("behind_source_m", 0.0),
+        "notes": dict(take.notes),
+        "warnings": list(job.warnings) + ([take.notes["playback"]] if "playback" in take.notes else [])
+                    + [e["reason"] for e in stopped],
+        "name_notes": [job.take_note] if job.take_note else [],
+        "meshes": list(meshes),
+        "stats": stats,
+        "timings": timings,
+    }
+
+
+def summary(report: dict) -> str:
+    """One line for the operator's INFO report."""
+    peak = max(report["peak_fatigue"].items(), key=lambda kv: kv[1]) if report["peak_fatigue"] else ("-", 0.0)
+    return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
+            f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
+            + ((f", FELL at frame {report['fall_frame']}" if report.get("fall_frame") is not None else ", FELL")
+               if report["fell"] else "")
+            + (f", ends {report['behind_source_m']:.1f} m short of the source's path (shorter tired strides)"
+               if report.get("behind_source_m", 0.0) >= BEHIND_NOTICE_M else "")
+            + ("" if report.get("finished", True) else ", UNFINISHED: too tired to play the whole source")
+            + ("" if report.get("support", FEET_ONLY) == FEET_ONLY else f"; held up by {report['support']}"))

@@ -1,0 +1,369 @@
+"""Hybrid limbs: trunk, neck and arms of the PyBullet proxy under fatigued torque limits.
+
+Why: the SRB carries the body's centre of mass; what makes a tired character *look* tired above
+the hips is gravity winning over weak muscles — arms that drop, a head that nods.  So the upper
+body is an articulated PyBullet body whose pelvis follows the SRB (teleported each step, with the
+SRB's acceleration folded into gravity so a landing still throws the arms down) and whose chest,
+neck, shoulders and elbows track the reference with joint motors capped per DoF at
+RC * tau_max.  The motor solve is implicit (stable at 120 Hz on 1 kg forearms, where explicit PD
+is not) and PyBullet reports the torque each motor applied, which is what the fatigue model books.
+Trunk and neck end their range on passive tissue: a back or neck too weak to hold the body up
+bends until ligaments carry it (at most about 80 and 65 degrees from upright), as a person's does,
+instead of swinging round the joint (an exhausted trunk and neck had turned 60-180 degrees).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..body import proxy
+from ..body.head import HANG_MARGIN, HANG_RANGE, HOLD_SHARE, head_load, held_droop
+from ..maths import quat, repeatable
+from . import pybullet_body
+
+LIMB_JOINTS = ("chest", "neck", "right_shoulder", "right_elbow", "left_shoulder", "left_elbow")
+LIMB_MIN_RATE = 120.0  # Hz: the motors are stable from here on 1 kg forearms
+RATE_SLACK = 0.01      # a simulation rate may be this much (relative) below its minimum
+POSITION_GAIN = 1.0    # PyBullet motor error reduction (dimensionless, per step)
+VELOCITY_GAIN = 1.0
+SOLVER_ITERATIONS = 10
+# End of the trunk's and neck's range (rotation from upright, any direction; flexion is the
+# largest: thoracolumbar about 75, cervical about 60 degrees).  Beyond it passive tissue
+# (ligaments, discs, bone) carries the segment, unbooked: it does not tire.
+PASSIVE_RANGE = {"chest": math.radians(75.0), "neck": math.radians(60.0)}
+PASSIVE_SAG = 0.05     # rad beyond the end of range at which the tissue carries the whole segment's weight
+PASSIVE_MARGIN = 0.2   # rad: a source pose beyond the range (an acrobat, a cartoon rig) moves the stop past it
+PASSIVE_DAMPING = 2.0  # damping ratio of the stop: overdamped, a segment falling onto it is caught, not bounced
+
+
+def whole_steps(rate: float, per: float) -> int:
+    """Steps of at least about ``rate`` Hz per interval of a ``per`` Hz clock (1 % slack: 29.97 fps
+    takes 2 steps of 59.94 Hz, not 3)."""
+    return max(1, math.ceil(rate / per - RATE_SLACK))
+
+
+def limb_rate_for(srb_rate: float) -> float:
+    """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least LIMB_MIN_RATE."""
+    return srb_rate * whole_steps(LIMB_MIN_RATE, srb_rate)
+
+def limb_layout() -> tuple[list[bool], np.ndarray, list[int]]:
+    """Per LIMB_JOINTS joint: whether it is a ball joint; the proxy DoF indices of all limb DoFs
+    (in LIMB_JOINTS order, the order of caps and torques here); each joint's index in the proxy."""
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    offsets = np.cumsum([0] + [j.dofs for j in proxy.DEFAULT_JOINTS])
+    spherical = [proxy.DEFAULT_JOINTS[names.index(n)].dofs == 3 for n in LIMB_JOINTS]
+    dofs = np.concatenate([np.arange(offsets[names.index(n)], offsets[names.index(n) + 1]) for n in LIMB_JOINTS])
+    return spherical, dofs, [names.index(n) for n in LIMB_JOINTS]
+
+
+def _floats(v) -> list:
+    """A vector as a list of Python floats (what PyBullet reads fastest)."""
+    return v.tolist() if isinstance(v, np.ndarray) else [float(x) for x in v]
+
+
+def _yielded(rotations: np.ndarray, give: np.ndarray, spherical: list[bool]) -> np.ndarray:
+    """Joint rotations turned by ``give`` (rotation vectors in each child frame for ball joints,
+    an angle about the hinge's z axis otherwise), stacked in limb-DoF order."""
+    out = rotations.copy()
+    k = 0
+    for i, sph in enumerate(spherical):
+        turn = give[k:k + 3] if sph else np.array([0.0, 0.0, give[k]])
+        out[i] = quat.multiply(rotations[i], quat.from_rotvec(turn))
+        k += 3 if sph else 1
+    return out
+
+
+def axis_angle(q: list) -> tuple[list, float]:
+    """Unit rotation axis and angle (radians, 0..pi) of a unit quaternion (x, y, z, w floats)."""
+    x, y, z, w = q
+    s = math.sqrt(x * x + y * y + z * z)
+    if s < 1e-12:
+        return [0.0, 0.0, 1.0], 0.0
+    k = (1.0 if w >= 0.0 else -1.0) / s
+    return [x * k, y * k, z * k], 2.0 * math.atan2(s, abs(w))
+
+
+def _within(q: list, limit: float) -> list:
+    """``q`` turned back along its own axis to at most ``limit`` radians."""
+    axis, angle = axis_angle(q)
+    if angle <= limit:
+        return q
+    sin_half = math.sin(0.5 * limit)
+    return [axis[0] * sin_half, axis[1] * sin_half, axis[2] * sin_half, math.cos(0.5 * limit)]
+
+
+class PassiveStop(NamedTuple):
+    """A joint's end of range (see PASSIVE_RANGE)."""
+    slot: int                  # index in LIMB_JOINTS
+    link: int
+    parent: int | None         # parent link (None: the pelvis, which does not move here)
+    parent_stop: int | None    # index of the parent's own stop (its rotation turns the torque)
+    range: float               # rad from upright
+    stiffness: float           # N*m/rad beyond the range
+    damping: float             # N*m*s/rad
+
+
+def passive_stops(link_of: dict, parent: list[int], masses: np.ndarray, centres: np.ndarray,
+                  origins: np.ndarray, limb_links: list[int]) -> list[PassiveStop]:
+    """The trunk's and neck's ends of range.  The stiffness carries the segment's largest
+    gravity moment (all links beyond the joint, held horizontal) after PASSIVE_SAG; the
+    damping is PASSIVE_DAMPING times critical for their inertia about the joint.
+
+    The body in its rest pose, per link index: ``parent`` (-1: none), ``masses``, COM ``centres``
+    and frame ``origins`` (the joint centres); ``link_of`` maps a joint name to its link,
+    ``limb_links`` are the links of LIMB_JOINTS."""
+    stops: list[PassiveStop] = []
+    for name, limit in PASSIVE_RANGE.items():
+        link = link_of[name]
+        beyond = [j for j in range(len(parent)) if _descends(j, link, parent)]
+        pivot = origins[link]
+        held = masses[beyond]
+        arms = centres[beyond] - pivot
+        mass = float(held.sum())
+        arm = float(np.linalg.norm(held @ arms) / mass)
+        inertia = float(held @ np.einsum("ij,ij->i", arms, arms))
+        stiffness = mass * 9.81 * arm / PASSIVE_SAG
+        up = parent[link]
+        up_stop = next((i for i, stop in enumerate(stops) if stop.link == up), None)
+        if up_stop is None and up in limb_links:
+            raise ValueError(f"end of range of {name}: its parent joint needs one too (listed before it)")
+        stops.append(PassiveStop(
+            slot=LIMB_JOINTS.index(name), link=link, parent=None if up < 0 else up, parent_stop=up_stop,
+            range=limit, stiffness=stiffness, damping=PASSIVE_DAMPING * 2.0 * math.sqrt(stiffness * inertia)))
+    return stops
+
+
+def _descends(j: int, link: int, parent: list[int]) -> bool:
+    while j >= 0:
+        if j == link:
+            return True
+        j = parent[j]
+    return False
+
+
+class LimbSimulator:
+    """Upper body of the proxy; ``step`` advances it by one SRB step in ``substeps`` pieces."""
+
+    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0, mass: float = proxy.DEFAULT_MASS,
+                 plan=None):
+        import pybullet
+
+        self.p = pybullet
+        self.client = pybullet.connect(pybullet.DIRECT)
+        self.body, links = pybullet_body.load_body(self.client, height, fixed_base=True, plan=plan)
+        # The URDF's link masses describe a 45 kg body; the character's mass scales every link (and
+        # its inertia), so a heavier character's arms weigh what the SRB and tau_max assume.
+        ratio = mass / proxy.DEFAULT_MASS
+        for j in range(-1, pybullet.getNumJoints(self.body, physicsClientId=self.client)):
+            info = pybullet.getDynamicsInfo(self.body, j, physicsClientId=self.client)
+            pybullet.changeDynamics(self.body, j, mass=info[0] * ratio,
+                                    localInertiaDiagonal=[v * ratio for v in info[2]],
+                                    physicsClientId=self.client)
+        self.head = head_load(height, mass, plan)
+        self.dt = 1.0 / rate
+        pybullet.setTimeStep(self.dt, physicsClientId=self.client)
+        # Ten solver iterations track as well as PyBullet's default fifty here (measured: joint
+        # error within 0.05 deg on punch and dance_a) at about half the cost.
+        pybullet.setPhysicsEngineParameter(numSolverIterations=SOLVER_ITERATIONS, physicsClientId=self.client)
+        # The upper body never touches anything here: no collisions, no contact solve.
+        for j in range(-1, pybullet.getNumJoints(self.body, physicsClientId=self.client)):
+            pybullet.setCollisionFilterGroupMask(self.body, j, 0, 0, physicsClientId=self.client)
+        self.joint_index = [links[n] for n in LIMB_JOINTS]
+        self.spherical, self.dofs, self.joint_slots = limb_layout()
+        self._last = np.zeros(len(self.dofs))   # torque applied last step, per limb DoF
+        self._stops = self._passive_stops(links)
+        self._tired = False
+        self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
+        # Release PyBullet's default velocity motors so only our capped motors act.
+        for j, sph in zip(self.joint_index, self.spherical):
+            if sph:
+                pybullet.setJointMotorControlMultiDof(self.body, j, pybullet.POSITION_CONTROL,
+                                                      targetPosition=[0, 0, 0, 1], force=[0, 0, 0],
+                                                      physicsClientId=self.client)
+            else:
+                pybullet.setJointMotorControl2(self.body, j, pybullet.VELOCITY_CONTROL, force=0,
+                                               physicsClientId=self.client)
+
+    def _passive_stops(self, links: dict) -> list[PassiveStop]:
+        """passive_stops from PyBullet's rest-pose link frames."""
+        p, c, body = self.p, self.client, self.body
+        count = p.getNumJoints(body, physicsClientId=c)
+        parent = [p.getJointInfo(body, j, physicsClientId=c)[16] for j in range(count)]
+        states = [p.getLinkState(body, j, computeForwardKinematics=1, physicsClientId=c) for j in range(count)]
+        masses = np.array([p.getDynamicsInfo(body, j, physicsClientId=c)[0] for j in range(count)])
+        return passive_stops(links, parent, masses, np.array([s[0] for s in states]),
+                             np.array([s[4] for s in states]), self.joint_index)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.p.disconnect(self.client)
+            self.client = None
+
+    def reset(self, root_pos, root_rot, joint_rots) -> None:
+        """Pose the upper body like ``joint_rots`` (12 x 4, proxy order), at rest."""
+        p, c = self.p, self.client
+        p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
+        for j, slot, sph in zip(self.joint_index, self.joint_slots, self.spherical):
+            q = joint_rots[slot]
+            value = list(q) if sph else [2.0 * repeatable.arctan2(q[2], q[3])]
+            p.resetJointStateMultiDof(self.body, j, targetValue=value, physicsClientId=c)
+        self._stop_state = [(_floats(joint_rots[self.joint_slots[stop.slot]]), [0.0, 0.0, 0.0])
+                            for stop in self._stops]
+
+    def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float,
+             give: np.ndarray | None = None, tired: bool = False) -> np.ndarray:
+        """Advance ``duration`` seconds with the pelvis at (root_pos, root_rot) accelerating at
+        ``root_acc``; motors track ``targets`` (12 x 4 joint rotations) and ``target_vel`` (12 x 3
+        local angular velocities) with per-DoF torque caps
+        ``caps`` (limb DoFs, in self.dofs order).  ``give`` (radians per limb DoF, in the joint's
+        own axes, like the torques) turns each target that far: how much a tired joint yields to
+        its load (see effort.LimbGive).  ``tired`` (fatigue is simulated): the neck carries the
+        head as runtime.body.head says (the droop it can hold, the hang range, passive damping).
+        Returns the mean applied torque per limb DoF."""
+        # Python lists throughout (the same numbers as the per-joint numpy slices, cheaper).
+        slots = self.joint_slots
+        source_q = np.asarray(targets)[slots]
+        target_q = source_q if give is None else _yielded(source_q, give, self.spherical)
+        limits = self._stop_limits(source_q.tolist(), tired)
+        self._tired = tired
+        if tired and give is not None:
+            neck, dofs = self._neck, self._neck_dofs
+            target_q[neck] = held_droop(source_q[neck], np.asarray(give[dofs]), self._chest_world(root_rot),
+                                        self.head, HOLD_SHARE * float(np.min(np.asarray(caps)[dofs])))
+        target_q = target_q.tolist()
+        for stop, limit in zip(self._stops, limits):   # a tired joint yields up to its stop, not into it
+            target_q[stop.slot] = _within(target_q[stop.slot], limit)
+        target_w = np.asarray(target_vel)[slots].tolist()
+        cap = _floats(caps)
+        last = self._last.tolist()
+        positions, velocities, forces = [], [], []
+        k = 0
+        for q, w, sph in zip(target_q, target_w, self.spherical):
+            if sph:
+                positions.append(q)
+                velocities.append(w)
+                forces.append([self._ball_cap_list(cap[k:k + 3], last[k:k + 3], self._last[k:k + 3])] * 3)
+                k += 3
+            else:
+                positions.append([float(2.0 * repeatable.arctan2(q[2], q[3]))])
+                velocities.append([w[2]])
+                forces.append([cap[k]])
+                k += 1
+        substeps = max(1, int(round(duration / self.dt)))
+        applied = self._advance(root_pos, root_rot, root_acc, positions, velocities, forces, limits, substeps)
+        self._last = np.array(applied) / substeps
+        return self._last
+
+    _neck = LIMB_JOINTS.index("neck")
+
+    @property
+    def _neck_dofs(self) -> slice:
+        """The neck's DoFs in limb-DoF order (caps, torques)."""
+        first = sum(3 if sph else 1 for sph in self.spherical[:self._neck])
+        return slice(first, first + (3 if self.spherical[self._neck] else 1))
+
+    @property
+    def _chest_stop(self) -> int:
+        return next(i for i, stop in enumerate(self._stops) if stop.slot == LIMB_JOINTS.index("chest"))
+
+    @property
+    def _neck_stop(self) -> int:
+        return next(i for i, stop in enumerate(self._stops) if stop.slot == self._neck)
+
+    def _chest_world(self, root_rot) -> np.ndarray:
+        """The simulated chest's world rotation now (the pelvis's times the chest joint's)."""
+        chest = self._stop_state[self._chest_stop][0]
+        return quat.multiply(np.asarray(root_rot, dtype=float), np.asarray(chest, dtype=float))
+
+    def _advance(self, root_pos, root_rot, root_acc, positions: list, velocities: list, forces: list,
+                 limits: list[float], substeps: int) -> list[float]:
+        """``substeps`` engine steps with the pelvis at (root_pos, root_rot) accelerating at
+        ``root_acc``, the motors driving to ``positions`` / ``velocities`` (per joint: a quaternion
+        and a local angular velocity, or a hinge angle and rate) within ``forces``; returns the
+        torque each motor applied, summed over the substeps, per limb DoF."""
+        p, c = self.p, self.client
+        p.resetBasePositionAndOrientation(self.body, _floats(root_pos), _floats(root_rot), physicsClientId=c)
+        a0, a1, a2 = _floats(root_acc)
+        p.setGravity(0.0 - a0, 0.0 - a1, -9.81 - a2, physicsClientId=c)
+        n = len(positions)
+        p.setJointMotorControlMultiDofArray(
+            self.body, self.joint_index, p.POSITION_CONTROL, targetPositions=positions,
+            targetVelocities=velocities,
+            positionGains=[POSITION_GAIN] * n, velocityGains=[VELOCITY_GAIN] * n,
+            forces=forces, physicsClientId=c)
+        applied = [0.0] * len(self.dofs)
+        root_q = _floats(root_rot)
+        for _ in range(substeps):
+            self._press_stops(root_q, limits)
+            p.stepSimulation(physicsClientId=c)
+            states = p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=c)
+            now = [v for st in states for v in st[3]]
+            applied = [a + b for a, b in zip(applied, now)]
+            self._stop_state = [(states[stop.slot][0], states[stop.slot][1]) for stop in self._stops]
+        return applied
+
+    def _stop_limits(self, source_q: list, tired: bool = False) -> list[float]:
+        """Each stop's range for this step: the anatomical one, or past a source pose beyond it.
+        A ``tired`` neck hangs its head at head.HANG_RANGE, or just past a source pose beyond it."""
+        return [max(HANG_RANGE, axis_angle(source_q[stop.slot])[1] + HANG_MARGIN)
+                if tired and stop.slot == self._neck else
+                max(stop.range, axis_angle(source_q[stop.slot])[1] + PASSIVE_MARGIN) for stop in self._stops]
+
+    def _press_stops(self, root_q: list, limits: list[float]) -> None:
+        """Passive tissue at the end of range: a spring-damper pushing the joint back inside it,
+        applied as equal and opposite torques on the link and its parent (PyBullet clears
+        external torques after every step, so this runs before each one)."""
+        p, c = self.p, self.client
+        for stop, limit, (q, w) in zip(self._stops, limits, self._stop_state):
+            if self._tired and stop.slot == self._neck:
+                # passive damping of the tired head's motion against the chest (runtime.body.head); PyBullet
+                # reports a ball joint's rate in the child's frame
+                frame = quat.multiply(root_q, list(self._stop_state[stop.parent_stop][0]))
+                torque = quat.rotate(quat.multiply(frame, list(q)), np.array(w) * -self.head.damping)
+                p.applyExternalTorque(self.body, stop.link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
+                p.applyExternalTorque(self.body, stop.parent, (-torque).tolist(), p.WORLD_FRAME, physicsClientId=c)
+            u, angle = axis_angle(q)
+            if angle <= limit:
+                continue
+            push = stop.stiffness * (angle - limit) + stop.damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
+            if push <= 0.0:
+                continue
+            frame = (root_q if stop.parent_stop is None
+                     else quat.multiply(root_q, list(self._stop_state[stop.parent_stop][0])))
+            torque = quat.rotate(frame, np.array(u) * -push)
+            p.applyExternalTorque(self.body, stop.link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
+            if stop.parent is not None:
+                p.applyExternalTorque(self.body, stop.parent, (-torque).tolist(), p.WORLD_FRAME, physicsClientId=c)
+
+    @staticmethod
+    def _ball_cap(caps: np.ndarray, last: np.ndarray) -> float:
+        """One force limit for a ball-joint motor (PyBullet takes a single limit for all three
+        axes): the largest torque along the direction the joint is pushing that keeps every
+        axis within its own cap (the per-axis box RC_d * tau_max_d, projected on that direction)."""
+        norm = float(np.sqrt(last @ last))
+        if norm < 1e-6:
+            return float(caps.min())
+        share = np.abs(last) / norm
+        return float(np.min(caps / np.maximum(share, 1e-9)))
+
+    @staticmethod
+    def _ball_cap_list(caps: list, last: list, last_array: np.ndarray) -> float:
+        """_ball_cap on Python floats (the norm keeps numpy's dot, so the bits are the same)."""
+        norm = math.sqrt(last_array.dot(last_array))
+        if norm < 1e-6:
+            return min(caps)
+        return min(c / max(abs(x) / norm, 1e-9) for c, x in zip(caps, last))
+
+    def joint_rotations(self) -> np.ndarray:
+        """Current local rotations of the limb joints (len(LIMB_JOINTS) x 4)."""
+        states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)
+        out = np.empty((len(self.joint_index), 4))
+        for i, (s, sph) in enumerate(zip(states, self.spherical)):
+            if sph:
+                out[i] = s[0]
+            else:
+                a = s[0][0]
+                out[i] = [0.0, 0.0, repeatable.sin(0.5 * a), repeatable.cos(0.5 * a)]
+        return out

@@ -1,0 +1,3 @@
+"""Numbers every layer shares: repeatable arithmetic, quaternions, rotations, low-pass filters.
+
+The layer map: docs/architecture.md."""

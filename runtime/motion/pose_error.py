@@ -1,0 +1,61 @@
+"""How far a take's joints are from the source's, in metres: the tracking error an animator sees.
+
+Joint angles (``metrics.joint_error_deg``) weigh a wrist and a hip alike; positions weigh what
+shows.  Both poses are put through the same forward kinematics (the default proxy's joint
+offsets, numpy only), relative to their own root position and heading, so the error is the pose
+alone; the root's own error is ``metrics.root_error_m``.  Compared at the same phase of the
+source, like every take metric (a slower take is compared with the motion it shows).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..body import proxy
+from ..maths import quat
+from .clip import Clip
+from .take import Take
+
+# Joint origins in the parent link's frame, DeepMimic URDF units (scaled by 0.25 to 1.62 m).
+_OFFSETS = {
+    "chest": ("root", (0.0, proxy.CHEST_ABOVE_ROOT_URDF, 0.0)),
+    "neck": ("chest", (0.0, proxy.NECK_ABOVE_CHEST_URDF, 0.0)),
+    "right_hip": ("root", (0.0, 0.0, 0.339548)),
+    "right_knee": ("right_hip", (0.0, -proxy.THIGH_URDF, 0.0)),
+    "right_ankle": ("right_knee", (0.0, -proxy.SHANK_URDF, 0.0)),
+    "right_shoulder": ("chest", (-0.0962, 0.974, 0.73244)),
+    "right_elbow": ("right_shoulder", (0.0, -1.099152, 0.0)),
+    "right_wrist": ("right_elbow", (0.0, -1.035788, 0.0)),
+    "left_hip": ("root", (0.0, 0.0, -0.339548)),
+    "left_knee": ("left_hip", (0.0, -proxy.THIGH_URDF, 0.0)),
+    "left_ankle": ("left_knee", (0.0, -proxy.SHANK_URDF, 0.0)),
+    "left_shoulder": ("chest", (-0.0962, 0.974, -0.73244)),
+    "left_elbow": ("left_shoulder", (0.0, -1.099152, 0.0)),
+    "left_wrist": ("left_elbow", (0.0, -1.035788, 0.0)),
+}
+_URDF_UNITS_PER_M = 4.0 * proxy.DEFAULT_HEIGHT
+
+
+def joint_positions(root_rot: np.ndarray, joint_rots: np.ndarray, joints: tuple, height: float) -> np.ndarray:
+    """(T, K, 3) positions of the proxy's joints and wrists relative to the root, in a frame that
+    turns with the root's heading (yaw), for a body ``height`` metres tall."""
+    scale = height / _URDF_UNITS_PER_M
+    T = root_rot.shape[0]
+    heading = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), -quat.yaw(root_rot))
+    rot = {"root": quat.multiply(heading, quat.normalize(root_rot))}
+    pos = {"root": np.zeros((T, 3))}
+    for name, (parent, offset) in _OFFSETS.items():
+        off = np.broadcast_to(np.asarray(offset) * scale, (T, 3))
+        pos[name] = pos[parent] + quat.rotate(rot[parent], off)
+        if name in joints:
+            rot[name] = quat.multiply(rot[parent], quat.normalize(joint_rots[:, joints.index(name)]))
+    return np.stack([pos[n] for n in _OFFSETS], axis=1)
+
+
+def joint_position_error_m(take: Take, reference: Clip, height: float) -> float:
+    """Mean distance (m) between the take's joints and the source's at the same phase, each
+    relative to its own root, for a body ``height`` metres tall."""
+    _, ref_rot, ref_joints = reference.sample_many(take.reference_time)
+    joints = tuple(take.clip.joints)
+    a = joint_positions(take.clip.root_rot, take.clip.joint_rots, joints, height)
+    b = joint_positions(ref_rot, ref_joints, tuple(reference.joints), height)
+    return float(np.linalg.norm(a - b, axis=-1).mean())

@@ -1,0 +1,213 @@
+"""Shipped SRB policies, run by numpy at bake time: what they observe, what they do, the MLP.
+
+Why a policy: the SRB's one-step QP cannot plan, and a fixed Raibert rule places the feet the same
+way fresh or tired.  The seed ("Adaptive Tracking of a Single-Rigid-Body Character") learns where
+to put the next foot and how fast the body should go; here the policy also sees fatigue (the legs'
+residual capacity and the fitness triplet F, R, r) so it can adapt to a tired body.
+
+The policy acts at POLICY_RATE on top of the rule (it outputs corrections, zero = the rule):
+- ``landing``: a shift (heading frame, metres / ``LANDING_SCALE``) of each swing foot's landing
+  point, added to the Raibert correction;
+- ``velocity``: a shift (heading frame, m/s / ``VELOCITY_SCALE``) of the COM velocity target.
+
+Two kinds of observation: "phase" (a per-clip policy knows where it is in its one clip) and
+"window" (a general policy reads the next REFERENCE_WINDOW seconds of any clip instead).  Both
+start with the same body, feet and fatigue terms.  Everything is in the heading frame and lengths
+are divided by the body's scale, so one policy serves any height, direction and place.
+
+Familiarity: a policy knows only the motions it trained on, and on others its corrections can do
+worse than the rule (measured: a walk-and-dance policy on a run, root error 0.19 m against the
+rule's 0.08).  The card records how far from its training observations the policy usually goes
+(``observation.familiar_z2``: the 99th percentile of the mean squared normalised observation over
+rollouts of its training clips, and twice that); beyond the first its corrections fade, beyond the
+second the rule acts alone.
+
+Training lives in runtime/train (torch); this module needs numpy only.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PolicyError
+from ..maths import quat, repeatable
+
+POLICY_RATE = 30.0                    # Hz: policy decisions per second of simulated time
+LANDING_SCALE = 0.15                   # m (1.62 m body) of landing shift per unit action
+VELOCITY_SCALE = 0.3                   # m/s of COM velocity target shift per unit action
+REFERENCE_WINDOW = (0.1, 0.2, 0.4)     # s ahead (at the current tempo) a general policy reads
+ACTION_SIZE = 6                        # landing xy per foot (4), COM velocity xy (2)
+KINDS = ("phase", "window")
+FAMILIARITY_NOTE = ("familiar_z2: corrections fade from the first to the second value of the mean squared "
+                    "normalised observation (runtime/policy.py)")
+MODELS_DIR = Path(__file__).resolve().parent.parent.parent / "models"
+DEFAULT_MODEL = MODELS_DIR / "srb_general.npz"
+
+
+def observation_size(kind: str) -> int:
+    base = 3 + 3 + 3 + 1 + 2 + 4 + 2 + 3 + 3 + 2
+    return base + (2 if kind == "phase" else 6 * len(REFERENCE_WINDOW))
+
+
+def _heading(sim) -> tuple[float, float]:
+    """cos, sin of the body's heading (yaw of its orientation)."""
+    yaw = float(quat.yaw(sim.q))
+    return math.cos(yaw), math.sin(yaw)
+
+
+def observe(sim, kind: str) -> np.ndarray:
+    """The policy's view of an SrbSimulator now (see the module docstring for the terms)."""
+    ref, body = sim.ref, sim.body
+    c, s = _heading(sim)
+
+    def flat(v):           # world xy -> heading frame xy
+        return (c * v[0] + s * v[1], -s * v[0] + c * v[1])
+
+    scale = body.height / 1.62
+    phase = min(sim.phase, ref.duration)
+    r = ref.sample(phase)
+    rate = 0.0 if sim.resting else sim.tempo
+    e_p = (sim.p - sim.com_target(r)) / scale
+    e_v = sim.v - sim.rule_velocity(r, rate)
+    obs = [*flat(e_p), e_p[2], *flat(e_v), e_v[2], *flat(sim.v), sim.v[2],
+           (sim.p[2] - ref.floor) / max(ref.standing_com, 1e-6)]
+    for foot in sim.feet:
+        obs.append(1.0 if foot.stance else 0.0)
+    for foot in sim.feet:
+        obs.extend(v / scale for v in flat(foot.offset))
+    for foot in sim.feet:
+        span = max(foot.land_phase - foot.lift_phase, 1e-6)
+        obs.append(0.0 if foot.stance else min(max((phase - foot.lift_phase) / span, 0.0), 1.5))
+    if sim.fatigue is not None:
+        model = sim.fatigue.model
+        legs = body.leg_dofs
+        rc = model.residual_capacity
+        obs.extend([float(rc[legs[0]].min()), float(rc[legs[1]].min()), float(rc[legs.ravel()].mean())])
+        idx = legs.ravel()
+        obs.extend([math.log10(float(np.mean(model.F[idx]))), math.log10(float(np.mean(model.R[idx]))),
+                    float(np.mean(model.r[idx]))])
+    else:
+        obs.extend([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])     # fresh: full capacity, no fatigue rates
+    obs.extend([sim.tempo, 1.0 if sim.resting else 0.0])
+    if kind == "phase":
+        angle = 2.0 * math.pi * phase / max(ref.duration, 1e-6)
+        obs.extend([math.cos(angle), math.sin(angle)])
+    else:
+        for ahead in REFERENCE_WINDOW:
+            f = ref.sample(min(phase + ahead * max(rate, 0.25), ref.duration))
+            obs.extend([*flat(f.com_vel), f.com_vel[2], float(f.contact[0]), float(f.contact[1]),
+                        (f.com[2] - ref.floor) / max(ref.standing_com, 1e-6)])
+    return np.asarray(obs, dtype=np.float64)
+
+
+def attach(sim, policy) -> None:
+    """Let ``policy`` (anything with ``control(sim)``, or None) correct an SrbSimulator every
+    control step, POLICY_RATE times per simulated second."""
+    sim.controller = policy
+    sim.control_every = max(1, int(round(sim.s.rate / POLICY_RATE)))
+
+
+def apply(sim, action: np.ndarray) -> None:
+    """Set the simulator's corrections from an action in [-1, 1] (heading frame, scaled)."""
+    a = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
+    c, s = _heading(sim)
+    scale = sim.body.height / 1.62
+
+    def world(x, y):       # heading frame xy -> world xy
+        return np.array([c * x - s * y, s * x + c * y])
+
+    sim.landing_adjust[0] = world(a[0], a[1]) * (LANDING_SCALE * scale)
+    sim.landing_adjust[1] = world(a[2], a[3]) * (LANDING_SCALE * scale)
+    sim.velocity_adjust[:] = world(a[4], a[5]) * VELOCITY_SCALE
+
+
+@dataclass
+class Mlp:
+    """Tanh MLP with a linear output: the policy's mean action (deterministic at bake time)."""
+
+    weights: list[np.ndarray]
+    biases: list[np.ndarray]
+    obs_mean: np.ndarray
+    obs_std: np.ndarray
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        x = np.clip((obs - self.obs_mean) / self.obs_std, -10.0, 10.0)
+        last = len(self.weights) - 1
+        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+            x = x @ w + b
+            if i < last:
+                x = repeatable.tanh(x)
+        return x
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = {"obs_mean": self.obs_mean, "obs_std": self.obs_std}
+        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+            out[f"w{i}"], out[f"b{i}"] = w, b
+        return out
+
+    @classmethod
+    def from_arrays(cls, z) -> "Mlp":
+        n = sum(1 for k in z if k.startswith("w"))
+        return cls([np.asarray(z[f"w{i}"], dtype=np.float64) for i in range(n)],
+                   [np.asarray(z[f"b{i}"], dtype=np.float64) for i in range(n)],
+                   np.asarray(z["obs_mean"], dtype=np.float64), np.asarray(z["obs_std"], dtype=np.float64))
+
+
+def unfamiliarity(mlp: "Mlp", obs: np.ndarray) -> float:
+    """Mean squared normalised observation (as the MLP sees it): about 1 on the training data."""
+    z = np.clip((obs - mlp.obs_mean) / mlp.obs_std, -10.0, 10.0)
+    return float(z @ z) / len(z)
+
+
+class SrbPolicy:
+    """A shipped policy: its MLP and model card.  Call ``control(sim)`` every control step."""
+
+    def __init__(self, mlp: Mlp, card: dict):
+        self.mlp, self.card = mlp, card
+        self.kind = card["observation"]["kind"]
+        if self.kind not in KINDS:
+            raise PolicyError(f"model card observation kind {self.kind!r}: expected one of {KINDS}")
+        size = observation_size(self.kind)
+        if card["observation"]["size"] != size or mlp.weights[0].shape[0] != size:
+            raise PolicyError(f"policy expects {mlp.weights[0].shape[0]} observations, this version makes {size}: "
+                              "retrain it (./fatigue train srb)")
+        if mlp.weights[-1].shape[1] != ACTION_SIZE:
+            raise PolicyError(f"policy has {mlp.weights[-1].shape[1]} actions, {ACTION_SIZE} expected")
+        self.name = card.get("name", "srb policy")
+        bounds = card["observation"].get("familiar_z2")
+        if bounds is not None and not (len(bounds) == 2 and 0.0 < float(bounds[0]) < float(bounds[1])):
+            raise PolicyError(f"model card familiar_z2 {bounds!r}: expected [low, high] with 0 < low < high")
+        self.familiar_z2 = None if bounds is None else (float(bounds[0]), float(bounds[1]))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SrbPolicy":
+        path = Path(path)
+        card_path = path.with_suffix(".json")
+        if not path.is_file() or not card_path.is_file():
+            raise PolicyError(f"policy {path} (and its card {card_path.name}) not found: train one "
+                              "with ./fatigue train srb, or bake without a policy")
+        with np.load(path) as z:
+            mlp = Mlp.from_arrays({k: z[k] for k in z.files})
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        return cls(mlp, card)
+
+    def confidence(self, obs: np.ndarray) -> float:
+        """1 where the observation looks like the policy's training, fading to 0 (the rule alone)
+        as it leaves it (see the module docstring); 1 for cards without familiarity bounds."""
+        if self.familiar_z2 is None:
+            return 1.0
+        low, high = self.familiar_z2
+        return min(max((high - unfamiliarity(self.mlp, obs)) / (high - low), 0.0), 1.0)
+
+    def control(self, sim) -> None:
+        obs = observe(sim, self.kind)
+        apply(sim, self.confidence(obs) * self.mlp(obs))
+
+
+def default_policy() -> SrbPolicy | None:
+    """The shipped general policy, or None when none is shipped."""
+    return SrbPolicy.load(DEFAULT_MODEL) if DEFAULT_MODEL.is_file() else None

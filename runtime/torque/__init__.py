@@ -1,0 +1,3 @@
+"""Torque mode (experimental): sampling-based whole-body tracking on MuJoCo.
+
+The layer map: docs/architecture.md."""
