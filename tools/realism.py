@@ -6,7 +6,7 @@ presets; SRB mode unless ``--mode torque``): the bench clips through runtime.sim
 bench does, the corpus through the button's own calls in Blender (tools/corpus.py, one process per
 file).  Each take is measured (runtime.motion.gait: trunk, chest and head pitch, head-to-chest bend, knee
 flexion in stance, arm elevation, progression speed, stride, cadence, rests per 10 s of source,
-take stretch, finished, fell; breathing rate once takes breathe), each tired take is compared with
+take stretch, finished, fell, breathing rate), each tired take is compared with
 the fresh one, and every change is scored against the direction the published findings give
 (EXPECTED below, each row citing its entry in ../shared/reference/fatigue_kinematics.json).
 
@@ -584,7 +584,7 @@ def main(argv: list[str]) -> int:
     print()
     print("speed, stride, cadence: fresh in m/s, m, steps/min, tired as ratios to fresh; trunk, head: pitch forward "
           "(deg), fresh and source absolute, tired as the change at the same moments; bend95: head-to-chest bend, "
-          "95th percentile (deg); breath: breaths/min (- : takes do not breathe yet)")
+          "95th percentile (deg); breath: breaths/min (- : fresh takes do not breathe; a clip shorter than two breaths has no rate)")
     for line in table_lines(records):
         print(line)
     summary = summarise(records, conditions)

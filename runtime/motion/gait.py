@@ -256,7 +256,7 @@ def fall_cause(take: Take) -> str | None:
 
 def breathing_rate(take: Take) -> float | None:
     """Breaths per minute when the take carries a breathing series (``take.breath``, one value per
-    frame, peaks at each inhalation), else None: takes do not breathe yet."""
+    frame, peaks at each inhalation) with at least two breaths, else None (a fresh take does not breathe)."""
     breath = getattr(take, "breath", None)
     if breath is None:
         return None
@@ -301,7 +301,7 @@ class TakeFeatures:
     fell: bool
     fall_time_s: float | None
     fall_cause: str | None                # see fall_cause
-    breath_per_min: float | None          # None until takes carry breathing
+    breath_per_min: float | None          # None: the take does not breathe (fresh) or is shorter than two breaths
 
 
 def features(take: Take, source_duration: float) -> TakeFeatures:
