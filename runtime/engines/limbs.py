@@ -14,6 +14,7 @@ instead of swinging round the joint (an exhausted trunk and neck had turned 60-1
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -56,6 +57,14 @@ def limb_layout() -> tuple[list[bool], np.ndarray, list[int]]:
     spherical = [proxy.DEFAULT_JOINTS[names.index(n)].dofs == 3 for n in LIMB_JOINTS]
     dofs = np.concatenate([np.arange(offsets[names.index(n)], offsets[names.index(n) + 1]) for n in LIMB_JOINTS])
     return spherical, dofs, [names.index(n) for n in LIMB_JOINTS]
+
+
+def limb_dofs(name: str, spherical: list[bool]) -> slice:
+    """Where joint ``name``'s DoFs sit in limb-DoF order (caps, torques, yields), given per
+    LIMB_JOINTS joint whether it is a ball joint (limb_layout)."""
+    i = LIMB_JOINTS.index(name)
+    first = sum(3 if sph else 1 for sph in spherical[:i])
+    return slice(first, first + (3 if spherical[i] else 1))
 
 
 def _floats(v) -> list:
@@ -258,17 +267,16 @@ class LimbSimulator:
 
     _neck = LIMB_JOINTS.index("neck")
 
-    @property
+    @cached_property
     def _neck_dofs(self) -> slice:
         """The neck's DoFs in limb-DoF order (caps, torques)."""
-        first = sum(3 if sph else 1 for sph in self.spherical[:self._neck])
-        return slice(first, first + (3 if self.spherical[self._neck] else 1))
+        return limb_dofs("neck", self.spherical)
 
-    @property
+    @cached_property
     def _chest_stop(self) -> int:
         return next(i for i, stop in enumerate(self._stops) if stop.slot == LIMB_JOINTS.index("chest"))
 
-    @property
+    @cached_property
     def _neck_stop(self) -> int:
         return next(i for i, stop in enumerate(self._stops) if stop.slot == self._neck)
 

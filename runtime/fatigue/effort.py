@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 
-from ..engines.limbs import LIMB_JOINTS
+from ..engines.limbs import LIMB_JOINTS, limb_dofs
 from ..maths import quat, repeatable
+from ..maths.ease import smoothstep
 from ..reference.legs import leg_length
 
 MAX_EFFORT_ECONOMY = 5.0         # beyond this a tired limb flops at the first sign of fatigue
@@ -82,11 +83,6 @@ def lean_trunk(joints: np.ndarray, slots: list[int], lean: float) -> np.ndarray:
     out[chest] = quat.multiply(out[chest], quat.from_rotvec(np.array([0.0, 0.0, -lean])))
     out[neck] = quat.multiply(quat.from_rotvec(np.array([0.0, 0.0, lean])), out[neck])
     return out
-
-
-def smoothstep(x: float) -> float:
-    x = min(max(x, 0.0), 1.0)
-    return x * x * (3.0 - 2.0 * x)
 
 
 def yielding_strength(vz: float, scale: float) -> float:
@@ -164,8 +160,7 @@ class LimbGive:
         firsts = np.cumsum([0] + widths[:-1])
         self.joints = [(int(first), width, most) for first, width, most in zip(firsts, widths, self.caps)]
         n = sum(widths)
-        neck = LIMB_JOINTS.index("neck")
-        self.neck = slice(int(firsts[neck]), int(firsts[neck]) + widths[neck])
+        self.neck = limb_dofs("neck", spherical)
         self.load = np.zeros(n)         # N*m: the applied torque, smoothed over LIMB_LOAD_SMOOTHING
         self.give = np.zeros(n)
         self.blend = min(1.0, dt / LIMB_LOAD_SMOOTHING)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..engines.limbs import LIMB_JOINTS
 from ..maths import quat
+from ..maths.ease import smoothstep
 
 PELVIS_LEAN = math.radians(25.0)  # the pelvis tips forward at the hips to this pitch ...
 CHEST_BEND = math.radians(15.0)   # ... and the chest bends this much more
@@ -75,13 +76,13 @@ class RestPosture:
         right = quat.rotate(root_rot, _LATERAL)
         forward = np.cross(right, _WORLD_UP)
         pitch = math.atan2(float(up @ forward), float(up[2])) if forward @ forward > 1e-12 else 0.0
-        return max(PELVIS_LEAN - pitch, 0.0) * _ease(self.bend)
+        return max(PELVIS_LEAN - pitch, 0.0) * smoothstep(self.bend)
 
     def targets(self, joints: np.ndarray, slots: list[int]) -> np.ndarray:
         """``joints`` (12 x 4, proxy order) with the limb joints at ``slots`` (LIMB_JOINTS order)
         turned toward the braced rest by the blend."""
         out = np.array(joints, dtype=float)
-        w = _ease(self.bend)
+        w = smoothstep(self.bend)
         for name, slot in zip(LIMB_JOINTS, slots):
             out[slot] = quat.slerp(out[slot], self._pose[name], w)
         return out
@@ -94,8 +95,3 @@ def hinged(com: np.ndarray, root_pos: np.ndarray, root_rot: np.ndarray, angle) -
     axis = quat.rotate(root_rot, np.broadcast_to(_LATERAL, np.shape(root_pos)))
     turn = quat.from_rotvec(axis * -np.asarray(angle, dtype=float)[..., None])
     return com + quat.rotate(turn, root_pos - com), quat.multiply(turn, root_rot)
-
-
-def _ease(x: float) -> float:
-    """Smoothstep: the bend starts and ends gently."""
-    return x * x * (3.0 - 2.0 * x)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fatigue.effort import smoothstep
+from ..maths.ease import smoothstep
 from ..maths.rotation import quat_matrix
 from ..reference.balance import cart_table_cop
 from ..reference.legs import flatten_foot, stance_leg_rows

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..fatigue.effort import smoothstep
+from ..maths.ease import smoothstep
 from ..fatigue.tempo import LAUNCH_LEAD, LOADED, relative_effort
 from ..maths.rotation import quat_matrix
 from ..reference.legs import flatten_foot, stance_leg_rows

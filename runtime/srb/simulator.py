@@ -492,12 +492,13 @@ class SrbSimulator:
         targets = goal.joints
         bend = 0.0
         if self.fatigue is not None:
-            capacity = self.fatigue.model.residual_capacity[self.limbs.dofs]
+            residual = self.fatigue.model.residual_capacity
+            capacity = residual[self.limbs.dofs]
             caps = strength * capacity
             give = self.limb_give.yields(self.s.effort_economy, capacity, self.body.tau_max_inv[self.limbs.dofs],
                                          self.dt)
             bend = self.posture.update(self.resting, float(capacity[self._arm_dofs].min()))
-            lean = knee_lean(float(self.fatigue.model.residual_capacity[self._knee_dofs].min()))
+            lean = knee_lean(float(residual[self._knee_dofs].min()))
             if lean > 0.0:
                 targets = lean_trunk(targets, self.limbs.joint_slots, lean)
         self._hinge = 0.0

@@ -11,7 +11,7 @@ from runtime.engines import chooser
 from runtime.srb import rest_steps, simulator as srb
 from runtime.fatigue import schedule
 from runtime.reference.rigid_body import body_from_proxy
-from runtime.fatigue.effort import smoothstep
+from runtime.maths.ease import smoothstep
 from runtime.reference.reference import build_reference
 
 
