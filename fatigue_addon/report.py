@@ -55,6 +55,7 @@ def make_report(job, take, action, meshes) -> dict:
                       if take.breath is not None and "breaths_per_min_peak" in stats else None),
         "rests": len(rests),
         "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
+        "kneels": sum(e.get("kind") == "kneel" for e in take.events),
         "fell": bool(take.fell),
         "fall_frame": int(falls[0].get("frame", 0)) + job.frame_start if falls else None,
         "finished": bool(take.finished),
@@ -76,6 +77,7 @@ def summary(report: dict) -> str:
     peak = max(report["peak_fatigue"].items(), key=lambda kv: kv[1]) if report["peak_fatigue"] else ("-", 0.0)
     return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
             f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
+            + (f" ({report['kneels']} on its knees)" if report.get("kneels") else "")
             + ((f", FELL at frame {report['fall_frame']}" if report.get("fall_frame") is not None else ", FELL")
                if report["fell"] else "")
             + (f", ends {report['behind_source_m']:.1f} m short of the source's path (shorter tired strides)"

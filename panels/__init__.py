@@ -193,7 +193,8 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
         fell = ""
         if r.get("fell"):
             fell = f"   FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else "   FELL"
-        col.label(text=f"Rests: {r['rests']}{fell}", icon="ERROR" if fell else "NONE")
+        kneels = f", {r['kneels']} on its knees" if r.get("kneels") else ""
+        col.label(text=f"Rests: {r['rests']}{kneels}{fell}", icon="ERROR" if fell else "NONE")
         if r.get("breathing"):
             peak, end = r["breathing"]
             col.label(text=f"Breathing: up to {peak:.0f} a minute, {end:.0f} at the end")

@@ -24,7 +24,7 @@ from .fatigue.breathing import breathe
 from .fatigue.effort import ECCENTRIC_STRENGTH
 from .fatigue.schedule import FatigueSchedule, ScheduledModel
 from .fatigue.tempo import MAX_STRETCH
-from .floor import work as floor, stretches
+from .floor import kneel, work as floor, stretches
 from .maths import quat
 from .motion.clip import Clip
 from .motion.take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
@@ -170,7 +170,8 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         settings = replace(settings, rate=out_fps * steps_per_frame)
     limb_rate = limb_rate_for(settings.rate)
     wall0 = _time.perf_counter()
-    prepared = prepare(source, chooser.shared_kinematics(height, plan, engine), mass, analysed)
+    kin = chooser.shared_kinematics(height, plan, engine)
+    prepared = prepare(source, kin, mass, analysed)
     ck, body, ref, support = prepared.ck, prepared.body, prepared.ref, prepared.support
     model = ScheduledModel(schedule) if schedule is not None else None
     if model is not None and schedule.dofs != len(body.tau_max):
@@ -200,6 +201,8 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         attach(sim, policy)
         if mixed:
             sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings), on_floor)
+        if model is not None:
+            sim = kneel.KneelingRests(sim, kin)
     sim.need_torques = False
     notes = _notes(support, plan, settings, policy, floor_work, float(on_floor.mean()) if mixed else None)
     notes["engine"] = chooser.LABELS[engine]

@@ -129,6 +129,7 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
         "fell": report["fell"],
         "fall_frame": report["fall_frame"],
         "rests": report["rests"],
+        "kneels": report.get("kneels", 0),
         "duration_stretch": round(report["duration_stretch"], 3),
         "realtime_x": round(report["realtime_x"], 2),
         "height_m": round(height, 3),

@@ -308,7 +308,9 @@ def _take_line(label: str, condition: str, take, source_duration: float, wall: f
     what = (f"FELL at {fall:.1f} s" if fall is not None else "finished" if gait.finished(take, source_duration)
             else f"cut at {take.reference_time[-1]:.1f} of {source_duration:.1f} s of source")
     rests = sum(e["kind"] == "rest" for e in take.events)
-    return (f"  {label} {condition}: {take.frames} frames, x{take.duration_stretch():.2f} long, {rests} rests, "
+    kneels = sum(e["kind"] == "kneel" for e in take.events)
+    return (f"  {label} {condition}: {take.frames} frames, x{take.duration_stretch():.2f} long, {rests} rests"
+            f"{f' ({kneels} kneeling)' if kneels else ''}, "
             f"{what} ({wall:.1f} s)")
 
 

@@ -100,6 +100,14 @@ def rest_spans(take: Take) -> list[tuple[int, int | None]]:
             for e in take.events if e["kind"] == "rest"]
 
 
+def kneel_spans(take: Take) -> list[tuple[int, int | None]]:
+    """(kneel frame, the first resume frame after it or None when the take ends kneeling), per
+    kneel (a rest taken on the knees, runtime.floor.kneel: from getting down to being back up)."""
+    resumes = [e["frame"] for e in take.events if e["kind"] == "resume"]
+    return [(e["frame"], next((f for f in resumes if f > e["frame"]), None))
+            for e in take.events if e["kind"] == "kneel"]
+
+
 def moving_frames(take: Take) -> np.ndarray:
     """Frames in which the source motion is being performed: not resting, not holding after its end."""
     moving = take.reference_time < take.reference_time[-1] - 1e-9

@@ -14,7 +14,7 @@ import numpy as np
 from .clip import Clip
 
 FATIGUE_FIELDS = ("MA", "MR", "MF", "TL", "RC")
-EVENT_KINDS = ("rest", "resume", "halt", "fall", "stopped")
+EVENT_KINDS = ("rest", "resume", "halt", "fall", "stopped", "kneel")
 
 
 def unfatigued(torque: np.ndarray, strength: np.ndarray) -> dict[str, np.ndarray]:

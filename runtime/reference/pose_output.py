@@ -37,10 +37,13 @@ class SimState:
     limbs: np.ndarray | None      # simulated upper-body joint rotations (None: the reference's)
     sag: float                    # m the centre of mass sits below the source's (tired knees)
     hinge: float = 0.0            # rad the pelvis tips forward for a braced rest (runtime.reference.rest_posture)
+    pose: tuple | None = None     # (root position, root rotation, joint rotations) set outright: a kneel (runtime.floor.kneel)
 
 
 def pose(ref: Reference, body: Body, state: SimState, limb_slots=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """poses() of one state (``limb_slots``: where the simulated limbs' rotations go, None: none) (root position, rotation, joint rotations), on Python floats."""
+    if state.pose is not None:
+        return tuple(np.array(a, dtype=float) for a in state.pose)
     phase, p, q, offsets, stance = state.phase, state.com, state.rot, state.foot_offsets, state.stance
     resting, limbs, sag = state.resting, state.limbs, state.sag
     _, _, joints = ref.clip.sample(phase)
@@ -93,7 +96,8 @@ def poses(ref: Reference, body: Body, states: list[SimState], limb_slots=None
     _, _, joints = ref.clip.sample_many(phases)
     if limb_slots is not None:
         for n, st in enumerate(states):
-            joints[n, limb_slots] = st.limbs
+            if st.limbs is not None:
+                joints[n, limb_slots] = st.limbs
     root_rot = quat.multiply(q, at.root_rel)
     root_pos = p + mv(quat.to_matrix(q), at.root_offset)
     hinge = np.array([st.hinge for st in states])
@@ -125,4 +129,8 @@ def poses(ref: Reference, body: Body, states: list[SimState], limb_slots=None
         joints[:, ki] = np.stack([np.zeros_like(knee), np.zeros_like(knee),
                                   repeatable.sin(0.5 * knee), repeatable.cos(0.5 * knee)], axis=-1)
         joints[:, ai] = q_ankle
+    for n, st in enumerate(states):         # poses set outright (a kneel): as they are, both feet down
+        if st.pose is not None:
+            root_pos[n], root_rot[n], joints[n] = st.pose
+            contacts[n] = True
     return root_pos, root_rot, joints, contacts

@@ -33,6 +33,11 @@ REST_WAIT = 1.0          # s a tired body waits for a restful moment before rest
 REST_CROUCH = 0.85       # ... with its centre of mass at least this share of its standing height up
 CARRY_SINKING = 0.04     # m (1.62 m body): a body this far below its target on its feet (smoothed) ...
 CARRY_SMOOTHING = 0.5    # s: ... over about this long, is not carried by its legs: it rests
+KNEEL_RC = 0.45          # a rest whose recovery stalls with the legs below this is taken on the knees ...
+KNEEL_DOWN_S = 1.5       # ... getting down onto them over this long (runtime.floor.kneel) ...
+KNEEL_UP_S = 1.8         # ... and back up into the source's pose over this long
+STANDING_LOAD = 0.05     # share of their strength the leg joints hold standing at rest
+KNEEL_HOLD_S = 1.0       # s: the shortest kneel worth getting down for, when judging whether one still fits
 CARRY_RISE = 0.3         # m/s (1.62 m body): ... not counting while its target rises faster than this
 
 
@@ -217,6 +222,38 @@ def rest_height(sim, r: "RefSample", centre: np.ndarray) -> float:
     return height
 
 
+def standing_recovery(sim) -> float:
+    """The most the legs can recover to resting on their feet: the 3CC's residual capacity where
+    recovery at R balances fatigue at F under STANDING_LOAD, over the leg DoFs (a held load
+    recovers at R, not r*R; see runtime.fatigue.model)."""
+    model = sim.fatigue.model
+    legs = sim.leg_dofs
+    return float((1.0 - model.F[legs] * STANDING_LOAD / model.R[legs]).min())
+
+
+def wants_to_kneel(sim, reason: str | None, legs_rc: float, ended: bool) -> bool:
+    """A resting body goes down on its knees (runtime.floor.kneel, where the simulator can) when
+    standing will not let its legs recover: they are below KNEEL_RC and either could not get back
+    to resume_rc on their feet (standing_recovery) or their recovery has stalled, or they are below
+    exhausted_rc and cannot hold even a rest; and a kneel still fits the performance's time (see
+    tempo.TempoRule.finishing_tempo).  Not while a closing step is under way, nor after the source
+    has ended (the take ends on the source's last pose).
+
+    Why: standing holds each leg joint at a few percent of its strength, and the 3CC recovers a
+    holding muscle at R only; exhausted, that is less than standing costs.  Rests that stalled
+    ended with the legs as weak as they began, and the motion after them fell on one foot."""
+    if not sim.can_kneel or sim.fatigue is None or sim.closing is not None:
+        return False
+    if reason not in (None, "recovery stalled"):
+        return False
+    weak = legs_rc < KNEEL_RC and (
+        reason == "recovery stalled" or standing_recovery(sim) < sim.s.resume_rc)
+    if not (weak or legs_rc < sim.s.exhausted_rc):
+        return False
+    cost = KNEEL_DOWN_S + KNEEL_HOLD_S + KNEEL_UP_S
+    return not ended and sim.rule.finishing_tempo(sim.phase, sim.time + cost) <= sim.s.min_tempo
+
+
 def decide_rest(sim) -> None:
     """SRB mode's tempo and rests, after each step (tempo.TempoRule): slow down as the weakest
     loaded joint tires; rest when the motion asks the legs for more than they have (where a
@@ -248,6 +285,9 @@ def decide_rest(sim) -> None:
             return
     if sim.resting:
         reason = rule.rest_over(float(rc.min()), ended, sim.time, sim.phase)
+        if wants_to_kneel(sim, reason, float(rc.min()), ended):
+            sim.kneel_wanted = True
+            return
         if reason is not None:
             rule.end_rest(reason, sim.time, sim.phase)
             sim.closing = None

@@ -134,6 +134,8 @@ class SrbSimulator:
         self.closing = None        # a rest's closing step under way (ClosingStep)
         self.closed = False        # this rest has had its closing step
         self.rest_began = 0.0
+        self.can_kneel = False     # something steps a kneel when a rest asks for one (runtime.floor.kneel)
+        self.kneel_wanted = False  # this rest asks to be taken on the knees
         self.sinking_blend = min(1.0, self.dt / CARRY_SMOOTHING)
         self._support, self._off_balance = [], 0.0
         self.shift = np.zeros(3)    # world xy by which the motion goes on after short flights

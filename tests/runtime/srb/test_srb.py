@@ -670,6 +670,17 @@ def test_legs_hold_more_while_lowering_the_body_than_they_push():
     assert np.all(np.abs(take.torque[:, legs]) <= 1.05 * take.strength[:, legs] + 1e-6)
 
 
+def _standing_rests(take) -> list[tuple[int, int]]:
+    """(first frame, end frame) of each rest while the body stands: to its end, or until it goes
+    down on its knees (runtime.floor.kneel)."""
+    kneels = [k for k, _ in metrics.kneel_spans(take)]
+    out = []
+    for start, end in metrics.rest_spans(take):
+        end = take.frames if end is None else end
+        out.append((start, min([end] + [k for k in kneels if start <= k < end])))
+    return out
+
+
 def _soles(take, source):
     """Per frame and foot: the lowest sole corner above the source's floor (T, 2), and the
     sole centres (T, 2, 3)."""
@@ -688,15 +699,14 @@ def test_a_rest_in_a_wide_stance_stands_on_both_feet(stalled_walk):
     assert spans
     lowest, _ = _soles(take, load("walk"))
     checked = 0
-    for start, end in spans:
-        end = take.frames if end is None else end
+    for start, end in _standing_rests(take):
         lifted = np.flatnonzero(~take.contacts[start + 1:end].all(axis=1))   # a closing step
         down = start + 1 + (int(lifted[-1]) + 1 if lifted.size else 0)
         settled = slice(down + 15, end)                 # after half a second of settling
         if end - settled.start > 15:                    # (a rest the take ends in may be too short)
             checked += 1
             assert np.abs(lowest[settled]).max() < 0.005
-    assert checked >= 2
+    assert checked >= 1
 
 
 @pytest.mark.slow
@@ -709,8 +719,7 @@ def test_a_rest_begun_mid_stride_brings_the_feet_together(stalled_walk):
     lowest, centres = _soles(take, load("walk"))
     apart = np.linalg.norm(centres[:, 0, :2] - centres[:, 1, :2], axis=1)
     closed = 0
-    for start, end in metrics.rest_spans(take):
-        end = take.frames if end is None else end
+    for start, end in _standing_rests(take):
         lifted = ~take.contacts[start + 1:end].all(axis=1)
         if lifted.any():
             closed += 1

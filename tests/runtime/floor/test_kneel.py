@@ -1,0 +1,86 @@
+"""Kneeling to recover (runtime.floor.kneel): a rest the legs cannot take standing is taken on the
+knees, where they recover, and the body gets back up into the source's pose and plays on."""
+import numpy as np
+import pytest
+
+from runtime.body import proxy
+from runtime.engines import kinematics
+from runtime.fatigue import schedule
+from runtime.floor import kneel
+from runtime.motion import clip as C, metrics
+from runtime.srb import rest_steps
+from runtime import simulate
+
+LEGS = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
+
+
+def load(name):
+    return C.load_deepmimic(C.deepmimic_clip_path(name))
+
+
+@pytest.fixture(scope="module")
+def exhausted_jumps():
+    """10 s of jumps at the Exhausted preset: standing rests did not recover the legs (they hold
+    a few percent of their strength, which the 3CC recovers at R only) and the body fell at 11 s."""
+    return simulate.simulate(load("jump").repeated(10.0), schedule.from_preset("Exhausted", fps=30), out_fps=30)
+
+
+def test_kneeling_pose_puts_both_knees_and_feet_on_the_floor():
+    kin = kinematics.Kinematics()
+    try:
+        clip = load("walk")
+        start = tuple(np.asarray(a, dtype=float) for a in clip.sample(0.0))
+        rot, joints = kneel.kneeling_pose(start[1], start[2])
+        floor = kneel.sole_level(kin, start)
+        path = kneel.kneel_path(kin, start, (start[0].copy(), rot, joints), rest_steps.KNEEL_DOWN_S, 1.0, floor)
+        kneeling = C.Clip("k", 30.0, np.repeat(path.root_pos[-1:], 2, 0), np.repeat(path.root_rot[-1:], 2, 0),
+                          np.repeat(path.joints[-1:], 2, 0), loop=False)
+        ck = kin.analyse(kneeling)
+        names = ck.link_names
+        knees = ck.joint_pos[0, [names.index("right_knee"), names.index("left_knee")], 2]
+        assert np.allclose(knees - floor, kneel.KNEE_PAD, atol=0.01)     # on the knees
+        pelvis = ck.joint_pos[0, names.index("root"), 2] - floor
+        assert 0.2 < pelvis < 0.45                                                   # sitting back, not standing
+        # Kneeling back on the heels the legs hold nothing; getting down costs them.
+        assert np.abs(path.loads[-1, LEGS]).max() == 0.0
+        assert np.abs(path.loads[:, LEGS]).max() > 10.0
+        # The path starts exactly where the body stood.
+        np.testing.assert_allclose(path.root_pos[0], start[0], atol=1e-9)
+    finally:
+        kin.close()
+
+
+@pytest.mark.slow
+def test_exhausted_legs_kneel_recover_and_the_performance_goes_on(exhausted_jumps):
+    take = exhausted_jumps
+    assert not take.fell and take.finished
+    spans = metrics.kneel_spans(take)
+    assert spans
+    start, end = spans[0]
+    assert end is not None
+    rc = take.fatigue["RC"][:, LEGS].min(axis=1)
+    assert rc[end] > rc[start] + 0.05                     # the kneel rested the legs
+    # Every kneel lies within a rest, and the body is back up when it ends.
+    rests = metrics.rest_spans(take)
+    assert all(any(a <= k <= (b or take.frames) for a, b in rests) for k, _ in spans)
+    com = take.com[:, 2]
+    assert com[start + 60] < 0.7 * com[start]             # down on its knees
+    assert com[end] > 0.9 * com[start]                    # ... and up again
+
+
+@pytest.mark.slow
+def test_getting_down_and_up_is_smooth(exhausted_jumps):
+    take = exhausted_jumps
+    start, end = metrics.kneel_spans(take)[0]
+    window = slice(start, min(end + 5, take.frames))
+    pos = take.clip.root_pos[window]
+    step = np.linalg.norm(np.diff(pos, axis=0), axis=1)
+    assert step.max() < 0.05                               # m per frame: no pop in or out of the kneel
+    joints = take.clip.joint_rots[window]
+    turn = 2.0 * np.degrees(np.arccos(np.clip(np.abs((joints[1:] * joints[:-1]).sum(-1)), 0.0, 1.0)))
+    assert turn.max() < 12.0                               # degrees per frame, any joint
+
+
+def test_fresh_bodies_never_kneel():
+    take = simulate.simulate(load("jump"), None, seconds=3.0, out_fps=30)
+    assert not any(e["kind"] == "kneel" for e in take.events)
