@@ -200,7 +200,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
     t3 = time.perf_counter()
     request = SimulationRequest(clip=clip, schedule=schedule, mode=settings.mode.lower(), height=height, mass=mass,
                                 plan=plan, policy=policy_path(settings), effort_economy=float(settings.effort_economy),
-                                breathing=bool(settings.breathing))
+                                breathing=bool(settings.breathing), kneeling=bool(settings.kneeling))
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=([name_note] if name_note else []) + pose_notes + size_notes + list(info.warnings)

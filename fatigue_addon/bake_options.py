@@ -27,6 +27,7 @@ class BakeOptions:
     foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
     effort_economy: float | None = None  # how far tired joints (limbs, knees) yield to their loads (0 = never)
     breathing: bool | None = None    # a tired take breathes (default: the armature's setting)
+    kneeling: bool | None = None     # exhausted legs rest kneeling (default: the armature's setting)
     take_name: str | None = None     # the new action's name (default <source>.fatigued)
     engine: str | None = None        # "auto", "pybullet" or "mujoco" (default: the add-on preference)
 
@@ -85,6 +86,8 @@ class BakeOptions:
             out["effort_economy"] = value
         if self.breathing is not None:
             out["breathing"] = bool(self.breathing)
+        if self.kneeling is not None:
+            out["kneeling"] = bool(self.kneeling)
         return out
 
 

@@ -173,6 +173,11 @@ class FatigueSettings(bpy.types.PropertyGroup):
         description="A tired take breathes: chest, shoulders and head move with each breath, faster and deeper "
                     "the harder the body has worked (about 14 a minute calm, up to 36 exhausted), and a 'breath' "
                     "property on the armature is keyed for the Graph Editor.  A Fresh take never breathes")
+    kneeling: bpy.props.BoolProperty(
+        name="Kneel to recover", default=True,
+        description="Legs too tired to recover standing (under the fatigue model a leg that holds even a few "
+                    "percent of its strength barely recovers) go down on their knees to rest, then get up and "
+                    "the performance goes on.  Off: every rest is taken standing, and exhausted legs may give way")
     heat_modifier: bpy.props.BoolProperty(
         name="Heat colour", default=True,
         description="Add a Geometry Nodes modifier to the skinned meshes that writes a 'fatigue' point "

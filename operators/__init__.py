@@ -260,6 +260,9 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     breathing: bpy.props.BoolProperty(
         name="Breathing", options=_SCRIPT_ONLY,
         description="A tired take breathes (default: the armature's Breathing setting)")
+    kneeling: bpy.props.BoolProperty(
+        name="Kneel to recover", options=_SCRIPT_ONLY,
+        description="Exhausted legs rest kneeling (default: the armature's Kneel to recover setting)")
     take_name: bpy.props.StringProperty(
         name="Take name", options=_SCRIPT_ONLY, description="Name of the new action (default <action>.fatigued)")
     engine: bpy.props.StringProperty(

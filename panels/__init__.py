@@ -153,6 +153,7 @@ class VIEW3D_PT_fatigue_output(_FatigueSubPanel, bpy.types.Panel):
             row.label(text=f"Scene range {context.scene.frame_start}-{context.scene.frame_end}")
         col = layout.column()
         col.prop(s, "breathing")
+        col.prop(s, "kneeling")
         col.prop(s, "write_curves")
         sub = col.column()
         sub.enabled = s.write_curves

@@ -72,6 +72,7 @@ class SimulationRequest:
     out_fps: float | None = None
     engine: str = "auto"                       # runtime.engines.chooser: auto, pybullet or mujoco
     breathing: bool = True                     # a take under fatigue breathes (runtime.fatigue.breathing)
+    kneeling: bool = True                      # legs that cannot recover standing rest kneeling (runtime.floor.kneel)
 
 
     # -- the file a worker process reads ---------------------------------------------------------
@@ -84,6 +85,8 @@ class SimulationRequest:
             kwargs["hold"] = self.hold
         if not self.breathing:
             kwargs["breathing"] = False
+        if not self.kneeling:
+            kwargs["kneeling"] = False
         if self.plan is not None:
             kwargs["plan"] = {"ratios": dict(self.plan.ratios), "sex": self.plan.sex, "notes": list(self.plan.notes)}
         arrays = {

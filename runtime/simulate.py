@@ -59,6 +59,7 @@ def simulate(
     engine: str | None = None,
     real_speed: bool = True,
     breathing: bool = True,
+    kneeling: bool = True,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -76,7 +77,9 @@ def simulate(
     flights fall slower than gravity) is simulated at the speed it was performed and the Take played
     back at the clip's (False: as keyed).  ``breathing``: a take under fatigue breathes
     (runtime.fatigue.breathing: chest, shoulders and head move with each breath, ``Take.breath`` set);
-    without fatigue it never does.  Deterministic: same inputs and engine, bit-identical Take.
+    without fatigue it never does.  ``kneeling``: legs too tired to recover standing rest on the
+    knees (runtime.floor.kneel; False: every rest is taken standing).  Deterministic: same inputs
+    and engine, bit-identical Take.
     """
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
@@ -114,13 +117,13 @@ def simulate(
             take = _simulate_clip(clip, source.played_faster(k),
                                   schedule.played_faster(k) if schedule is not None else None, mode, height, mass,
                                   hold / k, out_fps * k, settings, push, tau_max, simulate_limbs, progress, cancel,
-                                  plan, policy, engine, breathing=breathing)
+                                  plan, policy, engine, breathing=breathing, kneeling=kneeling)
             return take.played_slower(k, f"'{clip.name}' plays {k:.1f}x slower than it was performed (its flights "
                                          f"fall at 1/{k * k:.0f} g, a capture keyed at a lower frame rate than it "
                                          f"was recorded at): simulated at the speed it was performed, baked back "
                                          f"in slow motion")
     return _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
-                          simulate_limbs, progress, cancel, plan, policy, engine, analysed, breathing)
+                          simulate_limbs, progress, cancel, plan, policy, engine, analysed, breathing, kneeling)
 
 
 def simulate_request(request: SimulationRequest, progress: Callable[[float], None] | None = None,
@@ -133,12 +136,12 @@ def simulate_request(request: SimulationRequest, progress: Callable[[float], Non
     return simulate(request.clip, request.schedule, mode=request.mode, height=request.height, mass=request.mass,
                     seconds=request.seconds, hold=request.hold, out_fps=request.out_fps, plan=request.plan,
                     policy=policy, effort_economy=request.effort_economy, engine=request.engine,
-                    breathing=request.breathing, progress=progress, cancel=cancel)
+                    breathing=request.breathing, kneeling=request.kneeling, progress=progress, cancel=cancel)
 
 
 def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
                    out_fps: float, settings, push, tau_max, simulate_limbs: bool, progress, cancel, plan, policy,
-                   engine: str, analysed=None, breathing: bool = True) -> Take:
+                   engine: str, analysed=None, breathing: bool = True, kneeling: bool = True) -> Take:
     """simulate()'s work on inputs it has checked: ``source`` (the part of ``clip`` to play, at the
     speed to simulate) to a Take at ``out_fps``; ``analysed``: ``source``'s kinematics on this
     mode's proxy, where simulate() has them already; ``breathing``: a take under fatigue breathes
@@ -201,7 +204,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         attach(sim, policy)
         if mixed:
             sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings), on_floor)
-        if model is not None:
+        if model is not None and kneeling:
             sim = kneel.KneelingRests(sim, kin)
     sim.need_torques = False
     notes = _notes(support, plan, settings, policy, floor_work, float(on_floor.mean()) if mixed else None)

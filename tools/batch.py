@@ -78,6 +78,8 @@ def parser() -> argparse.ArgumentParser:
                          "(default: the file's setting)")
     ap.add_argument("--no-breathing", dest="breathing", action="store_const", const=False,
                     help="tired takes do not breathe (default: the file's Breathing setting)")
+    ap.add_argument("--no-kneeling", dest="kneeling", action="store_const", const=False,
+                    help="every rest is taken standing (default: the file's Kneel to recover setting)")
     ap.add_argument("--engine", choices=("auto", "pybullet", "mujoco"),
                     help="physics engine (default auto: PyBullet where it imports, else MuJoCo)")
     ap.add_argument("--summary", type=Path, help="write a JSON summary of every take here")
@@ -214,7 +216,7 @@ def plan(args) -> list[dict]:
     base = {"armature": args.armature, "action": args.action, "frame_start": frame_start, "frame_end": frame_end,
             "preset": args.preset, "fitness": args.fitness, "time_scale": args.time_scale, "mode": args.mode,
             "foot_placement": args.foot_placement, "effort_economy": args.effort_economy, "timeout": args.timeout,
-            "engine": args.engine, "breathing": args.breathing,
+            "engine": args.engine, "breathing": args.breathing, "kneeling": args.kneeling,
             **rates}
     chains = []
     for src, dst in zip(inputs, outs):
@@ -491,7 +493,8 @@ def bake_one(spec: dict) -> dict:
         return result
     result["armature"] = armature
     kwargs = {k: spec[k] for k in ("action", "frame_start", "frame_end", "preset", "fitness", "F", "R", "r",
-                                   "time_scale", "mode", "foot_placement", "effort_economy", "engine", "breathing")
+                                   "time_scale", "mode", "foot_placement", "effort_economy", "engine", "breathing",
+                                   "kneeling")
               if spec.get(k) is not None}
     obj = bpy.data.objects[armature]
     if spec.get("variant"):

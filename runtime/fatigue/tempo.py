@@ -20,7 +20,8 @@ CAPTURE_SLACK = 0.05      # m (1.62 m body): capture point ahead of the slowed m
 MAX_FLIGHT_RATE = 3.0     # the source's flight plays at most this much faster when the body lands sooner
 FLIGHT_RATE_SLACK = 0.05  # ... and only when it lands more than this much sooner (fresh flights keep time)
 FLIGHT_TIME_SLACK = 0.03  # s: ... and by more than this (near touchdown both times are tiny)
-PERFORMANCE_STRETCH = 2.4 # a tired take plays its whole source within this many times its length
+PERFORMANCE_STRETCH = 2.4 # a tired take plays its whole source within this many times its length ...
+LAST_RESORT_STRETCH = 2.8 # ... or, where its legs give out (below exhausted_rc), within this (the hard stop is MAX_STRETCH)
 REST_ALLOWANCE = 0.5      # s: the shortest rest worth taking, when judging whether one still fits
 EFFORT_MEMORY = 1.0       # s: the relative effort judged is its recent peak, over about a stride
 TEMPO_EASE = 1.0          # s: the tempo eases towards the effort's over about this long
@@ -63,6 +64,7 @@ class TempoRule:
         self.no_rest_before = 0.0       # phase: some motion between two rests
         self.futile_rests = 0           # rests in a row that ended without recovering
         self.needed = True              # this rest was needed to go on (not standing easy or gathering)
+        self.last_resort = False        # this rest began with the joint giving out (see may_rest)
 
     def pace(self, capacity: float, effort: float, phase: float, time: float, dt: float) -> None:
         """While moving: the weakest loaded joint's residual ``capacity`` sets the tempo (full
@@ -74,12 +76,21 @@ class TempoRule:
         share = (capacity - s.exhausted_rc) / (s.full_tempo_rc - s.exhausted_rc)
         target = s.min_tempo + (1.0 - s.min_tempo) * min(max(share, 0.0), 1.0)
         self.tempo += (target - self.tempo) * min(dt / TEMPO_EASE, 1.0)
-        self.tempo = min(max(self.tempo, self.finishing_tempo(phase, time)), 1.0)
+        self.tempo = min(max(self.tempo, self.tempo_floor(phase, time)), 1.0)
 
-    def finishing_tempo(self, phase: float, time: float) -> float:
-        """The slowest tempo that still plays the rest of the source by PERFORMANCE_STRETCH times
-        its length (1 when that time is spent)."""
-        left = PERFORMANCE_STRETCH * self.duration - time
+    def tempo_floor(self, phase: float, time: float) -> float:
+        """The slowest the motion may play now: what finishes it within PERFORMANCE_STRETCH; once
+        that time is spent, what finishes it within LAST_RESORT_STRETCH (a take whose budget ran
+        out played on at full speed on exhausted legs, and fell in its last seconds)."""
+        floor = self.finishing_tempo(phase, time)
+        if floor >= 1.0:
+            floor = self.finishing_tempo(phase, time, LAST_RESORT_STRETCH)
+        return floor
+
+    def finishing_tempo(self, phase: float, time: float, stretch: float = PERFORMANCE_STRETCH) -> float:
+        """The slowest tempo that still plays the rest of the source by ``stretch`` times its
+        length (1 when that time is spent)."""
+        left = stretch * self.duration - time
         remaining = max(self.duration - phase, 0.0)
         if remaining <= 0.0:
             return 0.0
@@ -90,16 +101,25 @@ class TempoRule:
         almost nothing is left (``capacity`` below exhausted_rc)."""
         return self.effort >= self.s.rest_effort or capacity < self.s.exhausted_rc
 
-    def may_rest(self, phase: float, ended: bool, time: float) -> bool:
+    def may_rest(self, phase: float, ended: bool, time: float, giving_out: bool = False) -> bool:
         """Enough motion since the last rest (more after each rest that did not recover), and
         time left for a rest and the rest of the source at the slowest tempo (or the source has
-        ended)."""
+        ended): within PERFORMANCE_STRETCH, or LAST_RESORT_STRETCH for legs ``giving_out``
+        (below exhausted_rc, or no longer holding the body up), which fall if they go on."""
         if ended:
             return True
         spacing = phase >= self.no_rest_before
         remaining = max(self.duration - phase, 0.0)
-        affordable = (PERFORMANCE_STRETCH * self.duration - time - REST_ALLOWANCE) * self.s.min_tempo >= remaining
+        stretch = LAST_RESORT_STRETCH if giving_out else PERFORMANCE_STRETCH
+        affordable = (stretch * self.duration - time - REST_ALLOWANCE) * self.s.min_tempo >= remaining
         return spacing and affordable
+
+    def performance_goes_on(self, phase: float, time: float) -> bool:
+        """The rest of the source needs the time left (at the slowest tempo): this rest must end.
+        A rest begun with the joint giving out (below exhausted_rc) may last into
+        LAST_RESORT_STRETCH; any other only into PERFORMANCE_STRETCH."""
+        stretch = LAST_RESORT_STRETCH if self.last_resort else PERFORMANCE_STRETCH
+        return self.finishing_tempo(phase, time, stretch) > self.s.min_tempo
 
     def begin_rest(self, capacity: float, time: float, until_recovered: bool = False) -> None:
         """Start a rest (event "rest"); ``capacity``: the weakest joint's now, to measure recovery
@@ -111,6 +131,7 @@ class TempoRule:
         self.best, self.best_time = capacity, time
         self.demand = math.inf if until_recovered or capacity < self.s.exhausted_rc else self.effort * capacity
         self.needed = not until_recovered
+        self.last_resort = capacity < self.s.exhausted_rc
         self.events.append(Event(time, "rest"))
 
     def rest_over(self, capacity: float, ended: bool, time: float, phase: float | None = None) -> str | None:
@@ -128,7 +149,7 @@ class TempoRule:
             return None
         if time - self.best_time > s.rest_stall:
             return "recovery stalled"
-        if phase is not None and self.finishing_tempo(phase, time) > s.min_tempo:
+        if phase is not None and self.performance_goes_on(phase, time):
             return "the performance goes on"
         return None
 

@@ -285,7 +285,7 @@ class Kneel:
             self.best, self.best_time = rc, self.time
         if self.time - self.best_time > s.rest_stall:
             return "recovery stalled"
-        if rule.finishing_tempo(self.phase, self.time + UP_S) > s.min_tempo:
+        if rule.performance_goes_on(self.phase, self.time + UP_S):
             return "the performance goes on"
         if srb.ref.still[srb.ref.frame(self.phase)] and self._still_left() <= UP_S + END_MARGIN:
             return "the motion goes on"

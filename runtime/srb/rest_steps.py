@@ -251,7 +251,7 @@ def wants_to_kneel(sim, reason: str | None, legs_rc: float, ended: bool) -> bool
     if not (weak or legs_rc < sim.s.exhausted_rc):
         return False
     cost = KNEEL_DOWN_S + KNEEL_HOLD_S + KNEEL_UP_S
-    return not ended and sim.rule.finishing_tempo(sim.phase, sim.time + cost) <= sim.s.min_tempo
+    return not ended and not sim.rule.performance_goes_on(sim.phase, sim.time + cost)
 
 
 def decide_rest(sim) -> None:
@@ -317,7 +317,7 @@ def decide_rest(sim) -> None:
     elif sim.rest_wanted is None:
         sim.rest_wanted = sim.time
     waited = sim.rest_wanted is not None and sim.time - sim.rest_wanted >= REST_WAIT
-    allowed = rule.may_rest(sim.phase, ended, sim.time)
+    allowed = rule.may_rest(sim.phase, ended, sim.time, giving_out=exhausted)
     sim.rest_due = cannot and (exhausted or waited) and allowed
     frame = sim.ref.frame(sim.phase)
     planted = all(f.stance for f in sim.feet)

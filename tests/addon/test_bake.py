@@ -137,6 +137,9 @@ def test_a_tired_take_keys_its_breathing_and_a_fresh_or_unticked_one_does_not(re
     obj.fatigue_settings.breathing = True
     assert bpy.ops.fatigue.bake_take(preset="Fresh") == {"FINISHED"}
     assert json.loads(obj.fatigue_settings.last_report)["breathing"] is None
+    # The operator takes the kneeling switch too (its own test: tests/runtime/floor/test_kneel.py).
+    assert bpy.ops.fatigue.bake_take(kneeling=False) == {"FINISHED"}
+    assert json.loads(obj.fatigue_settings.last_report)["kneels"] == 0
 
 
 @pytest.mark.parametrize("fps, fps_base", [(24, 1.0), (30, 1.001), (120, 1.0)])

@@ -36,7 +36,9 @@ def test_the_tempo_is_full_when_fresh_slows_with_capacity_and_stops_slowing_at_i
 
 def test_the_tempo_eases_rather_than_jumps():
     r = rule()
-    r.pace(0.0, 0.0, phase=0.0, time=0.0, dt=1.0 / 60.0)
+    r.pace(1.0, 0.0, phase=0.0, time=0.0, dt=1.0 / 60.0)        # sets off fresh ...
+    assert r.tempo == 1.0
+    r.pace(0.0, 0.0, phase=0.0, time=0.0, dt=1.0 / 60.0)        # ... then tires: eased
     assert 0.98 < r.tempo < 1.0
 
 
@@ -111,9 +113,28 @@ def test_the_whole_performance_fits_its_budget():
     assert not r.may_rest(7.0, ended=False, time=late)
     assert r.may_rest(7.0, ended=False, time=budget - tempo.REST_ALLOWANCE - 3.0 / s.min_tempo - 0.1)
     # A rest that would leave too little time ends so the performance can go on.
-    r.pace(0.1, 1.0, phase=7.0, time=late, dt=1.0 / 60.0)
-    r.begin_rest(0.1, time=late)
-    assert r.rest_over(0.1, ended=False, time=late, phase=7.0) == "the performance goes on"
+    r.pace(0.3, 1.0, phase=7.0, time=late, dt=1.0 / 60.0)
+    r.begin_rest(0.3, time=late)
+    assert r.rest_over(0.3, ended=False, time=late, phase=7.0) == "the performance goes on"
+
+
+def test_legs_giving_out_may_rest_into_the_last_resort_budget():
+    """Past its budget a take played on at full speed on exhausted legs and fell with 12 s of a
+    49 s dance left; legs giving out (below exhausted_rc) may still rest, the performance
+    finishing later (within LAST_RESORT_STRETCH, under the hard stop)."""
+    s = srb.SrbSettings()
+    r = rule(duration=10.0)
+    late = tempo.PERFORMANCE_STRETCH * 10.0 - 4.0
+    assert not r.may_rest(7.0, ended=False, time=late)
+    assert r.may_rest(7.0, ended=False, time=late, giving_out=True)
+    assert not r.may_rest(7.0, ended=False, time=tempo.LAST_RESORT_STRETCH * 10.0 - 4.0, giving_out=True)
+    r.begin_rest(0.9 * s.exhausted_rc, time=late)
+    assert r.rest_over(0.9 * s.exhausted_rc, ended=False, time=late, phase=7.0) is None
+    assert not r.performance_goes_on(7.0, late)
+    # Once even that is spent, the tempo aims to finish by the last resort, not at full speed.
+    spent = tempo.PERFORMANCE_STRETCH * 10.0 + 1.0
+    assert r.tempo_floor(7.0, spent) == pytest.approx(3.0 / (tempo.LAST_RESORT_STRETCH * 10.0 - spent))
+    assert tempo.LAST_RESORT_STRETCH < tempo.MAX_STRETCH
 
 
 def _flight(land: float, target_z: float):

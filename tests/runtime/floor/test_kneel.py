@@ -84,3 +84,16 @@ def test_getting_down_and_up_is_smooth(exhausted_jumps):
 def test_fresh_bodies_never_kneel():
     take = simulate.simulate(load("jump"), None, seconds=3.0, out_fps=30)
     assert not any(e["kind"] == "kneel" for e in take.events)
+
+
+def test_kneeling_can_be_switched_off_and_the_switch_travels_to_the_worker(tmp_path):
+    from runtime.request import SimulationRequest
+
+    take = simulate.simulate(load("jump").repeated(4.0), schedule.from_preset("Exhausted", fps=30), out_fps=30,
+                             kneeling=False)
+    assert not any(e["kind"] == "kneel" for e in take.events)
+    request = SimulationRequest(clip=load("jump"), schedule=schedule.from_preset("Exhausted", fps=30), kneeling=False)
+    request.write(tmp_path / "r.npz")
+    assert SimulationRequest.read(tmp_path / "r.npz").kneeling is False
+    SimulationRequest(clip=load("jump")).write(tmp_path / "d.npz")
+    assert SimulationRequest.read(tmp_path / "d.npz").kneeling is True
