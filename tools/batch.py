@@ -40,7 +40,8 @@ PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
 SUMMARY_FIELDS = ("file", "out_file", "variant", "armature", "action", "out_action", "frames", "take_frames",
                   "mode", "engine", "support", "seconds_sim", "realtime_x", "duration_stretch", "peak_fatigue_by_region",
-                  "residual_force_bw_mean", "fell", "fall_frame", "finished", "behind_source_m", "rests", "wall_s", "status",
+                  "residual_force_bw_mean", "fell", "fall_frame", "finished", "behind_source_m", "rests", "kneels", "wall_s",
+                  "status",
                   "error", "log", "warnings")
 
 
@@ -539,7 +540,7 @@ def bake_one(spec: dict) -> dict:
         peak_fatigue_by_region=report["peak_fatigue_by_region"],
         residual_force_bw_mean=report["residual_force_bw_mean"], fell=report["fell"],
         fall_frame=report.get("fall_frame"), finished=report["finished"], behind_source_m=report.get("behind_source_m"),
-        rests=report["rests"], warnings=report.get("name_notes") or None)
+        rests=report["rests"], kneels=report.get("kneels", 0), warnings=report.get("name_notes") or None)
     return result
 
 
