@@ -664,3 +664,15 @@ def test_keyed_fitness_travels_with_the_take_and_is_editable_there(registered_ad
     assert json.loads(s.last_report)["peak_fatigue"]["legs"] > first + 0.02
     assert np.array_equal(curve_values(source, "fatigue_settings.fitness")[1], src_keys[1])
     assert np.array_equal(curve_values(obj.animation_data.action, "fatigue_settings.fitness")[1], [0.0, 0.0])
+
+
+def test_legs_too_tired_to_recover_standing_kneel_and_the_panel_says_so(registered_addon):
+    """Fitness 0 at 90x, starting 58 % fatigued: the walker's legs cannot recover on their feet,
+    so it rests on its knees; the Last Bake panel counts those rests."""
+    obj, _, _ = walk_rig(seconds=8.0, mesh=False)      # (a shorter walk has no time left for a kneel)
+    s = obj.fatigue_settings
+    s.fitness, s.time_scale, s.initial_fatigue = 0.0, 90.0, 0.58
+    assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
+    report = json.loads(s.last_report)
+    assert report["kneels"] >= 1 and not report["fell"] and report["finished"], report["summary"] if "summary" in report else {k: report[k] for k in ("rests", "duration_stretch", "frames", "peak_fatigue_by_region")}
+    assert any("on its knees" in line for line in panel_text.draw_panels(bpy, obj))
