@@ -56,6 +56,7 @@ class TempoRule:
         self.events = events
         self.duration = float(duration)
         self.tempo = 1.0                # phase rate while moving
+        self.paced = False              # pace() has set the tempo once
         self.resting = False
         self.effort = 0.0               # the weakest loaded joint's relative effort, its recent peak
         self.best = 0.0                 # the weakest joint's capacity this rest has recovered to ...
@@ -70,11 +71,17 @@ class TempoRule:
         """While moving: the weakest loaded joint's residual ``capacity`` sets the tempo (full
         above full_tempo_rc, min_tempo at exhausted_rc), eased over TEMPO_EASE and never below
         what still finishes the performance within its budget; its relative ``effort`` (see
-        relative_effort) is kept, as its recent peak, to judge whether it can go on."""
+        relative_effort) is kept, as its recent peak, to judge whether it can go on.  The first
+        call starts at the tempo its capacity asks for: a take that begins tired (the Exhausted
+        preset starts at half capacity) does not set off at full speed and slow over a second,
+        which on a 1.6 s walk was most of the clip."""
         s = self.s
         self.effort = max(effort, self.effort * math.exp(-dt / EFFORT_MEMORY))
         share = (capacity - s.exhausted_rc) / (s.full_tempo_rc - s.exhausted_rc)
         target = s.min_tempo + (1.0 - s.min_tempo) * min(max(share, 0.0), 1.0)
+        if not self.paced:          # a body tired from the start sets off at its tired pace
+            self.paced = True
+            self.tempo = min(self.tempo, target)
         self.tempo += (target - self.tempo) * min(dt / TEMPO_EASE, 1.0)
         self.tempo = min(max(self.tempo, self.tempo_floor(phase, time)), 1.0)
 
@@ -121,17 +128,19 @@ class TempoRule:
         stretch = LAST_RESORT_STRETCH if self.last_resort else PERFORMANCE_STRETCH
         return self.finishing_tempo(phase, time, stretch) > self.s.min_tempo
 
-    def begin_rest(self, capacity: float, time: float, until_recovered: bool = False) -> None:
+    def begin_rest(self, capacity: float, time: float, until_recovered: bool = False, giving_out: bool = False) -> None:
         """Start a rest (event "rest"); ``capacity``: the weakest joint's now, to measure recovery
         by.  ``until_recovered``: a rest the motion does not need now (gathering before a
         take-off, whose push-off asks more than the motion so far did; standing easy in a still
-        stretch).  Those, and rests with almost nothing left (below exhausted_rc), last until the
-        joint is back above resume_rc or recovery stalls."""
+        stretch).  Those, rests with almost nothing left (below exhausted_rc) and rests of legs
+        ``giving_out`` (no longer holding the body up, whatever their capacity) last until the
+        joint is back above resume_rc or recovery stalls (a sinking body whose motion asked
+        little rested for no time at all)."""
         self.resting = True
         self.best, self.best_time = capacity, time
-        self.demand = math.inf if until_recovered or capacity < self.s.exhausted_rc else self.effort * capacity
-        self.needed = not until_recovered
         self.last_resort = capacity < self.s.exhausted_rc
+        self.demand = math.inf if until_recovered or self.last_resort or giving_out else self.effort * capacity
+        self.needed = not until_recovered
         self.events.append(Event(time, "rest"))
 
     def rest_over(self, capacity: float, ended: bool, time: float, phase: float | None = None) -> str | None:

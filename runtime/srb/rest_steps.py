@@ -27,6 +27,7 @@ CLOSE_STILL = 0.1        # m/s (1.62 m body): ... and its centre of mass moves s
 CLOSE_EFFORT = 0.8       # ... onto a leg that stands alone on at most this share of what each of its joints has left
 CLOSE_SHIFT_TIME = 0.4   # s: the weight goes onto the staying foot (and back between both feet after)
 CLOSE_STEP_TIME = 0.5    # s: the closing step itself
+CLOSE_COST = 2.0 * CLOSE_SHIFT_TIME + CLOSE_STEP_TIME   # s a closing step takes: only where the rest has that long left
 CLOSE_STEP_LIFT = 0.05   # m (1.62 m body): how high the stepping foot clears the floor
 
 REST_WAIT = 1.0          # s a tired body waits for a restful moment before resting where it can ...
@@ -278,7 +279,8 @@ def decide_rest(sim) -> None:
         return                      # a closing step finishes (and settles) before anything else
     if (sim.resting and sim.closing is None and not sim.closed
             and sim.time - sim.rest_began >= CLOSE_SETTLE
-            and float(sim.v @ sim.v) < (CLOSE_STILL * kin_scale(sim.body)) ** 2):
+            and float(sim.v @ sim.v) < (CLOSE_STILL * kin_scale(sim.body)) ** 2
+            and not rule.performance_goes_on(sim.phase, sim.time + CLOSE_COST)):
         sim.closing = plan_closing_step(sim, sim.ref.sample(sim.phase))
         if sim.closing is not None:
             sim.closed = True
@@ -341,7 +343,7 @@ def decide_rest(sim) -> None:
     unneeded = gather or easy
     if (unneeded or cannot) and planted and (unneeded or restful) and allowed:
         sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
-        rule.begin_rest(float(rc.min()), sim.time, until_recovered=unneeded)
+        rule.begin_rest(float(rc.min()), sim.time, until_recovered=unneeded, giving_out=failing)
         sim.closing, sim.closed, sim.rest_began = None, False, sim.time
     elif sim.stopping and planted:
         sim.stopping = False       # down on both feet and no longer due a rest: carry on
