@@ -53,6 +53,22 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     assert first_curve[0]["reward_per_step"] == curve[0]["reward_per_step"]
 
 
+@pytest.mark.slow
+def test_minutes_stops_on_a_saved_iteration_and_resume_continues(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "run"
+    common = ["--clips", "walk", "--out", str(out), "--workers", "1", "--envs", "2"]
+    first = _train(*common, "--steps", "100000", "--minutes", "0")
+    assert first.returncode == 0, first.stderr
+    assert "time limit of this call reached" in first.stdout and "stopped at 128 steps" in first.stdout
+    assert (out / "checkpoint.pt").is_file() and (out / "srb_policy.npz").is_file()
+    again = _train(*common, "--steps", "256", "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "resumed at iteration 1, 128 steps" in again.stdout and "finished at 256 steps" in again.stdout
+    curve = json.loads((out / "learning_curve.json").read_text())
+    assert [row["steps"] for row in curve] == [128, 256]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--clips", "moonwalk", "--steps", "10"], "unknown clip"),
     (["--clips", "crawl", "--steps", "10"], "floor work"),
@@ -61,6 +77,9 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     (["--clips", "walk", "--steps", "0"], "positive"),
     (["--clips", "walk", "--steps", "10", "--resume"], "no checkpoint"),
     (["--clips", "walk", "--kind", "phase", "--augment", "--steps", "10"], "--augment is for window policies"),
+    (["--steps", "10"], "either --clips or --split train"),
+    (["--clips", "walk", "--split", "train", "--steps", "10"], "either --clips or --split train"),
+    (["--split", "train", "--cache", "/nonexistent/train_clips", "--steps", "10"], "run ./fatigue train-clips first"),
 ])
 def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
     pytest.importorskip("torch")
