@@ -104,11 +104,10 @@ def main(argv: list[str]) -> int:
             if args.split and source.duration < MIN_SECONDS:
                 print(f"left out {name}: {source.duration:.2f} s, shorter than {MIN_SECONDS} s")
                 continue
-            if len(srb_env.segments(source)) > 1:
-                if not srb_env.prepare_all([name]):
-                    raise TrainingClipError(f"every piece of {name!r} is floor work")
-            else:
+            if len(srb_env.segments(source)) == 1 and not args.augment:
                 srb_env.prepare(name, seconds=1.0)
+            elif not srb_env.prepare_all([name], args.augment):
+                srb_env.prepare(name, seconds=1.0)        # raises: every variant or piece is floor work
             kept.append(name)
         except TrainingClipError as exc:
             if not args.split:

@@ -335,6 +335,8 @@ def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], o
                      "torch": torch.__version__,
                      "fatigue": {"fresh_share": srb_env.FRESH_SHARE, "time_scale": list(srb_env.TIME_SCALE_RANGE),
                                  "fitness": [0.0, 1.0], "initial_fatigue": [0.0, srb_env.INITIAL_FATIGUE_MAX]},
+                     "reward": srb_env.REWARD_TERMS.replace("ACTION_PENALTY", f"{srb_env.ACTION_PENALTY:g}")
+                     .replace("FALL_REWARD", f"{srb_env.FALL_REWARD:g}"),
                      "data": {"split": f"runtime/train/split.json ({cfg.split} side)" if cfg.split else "as given",
                               "bench": [c for c in cfg.clips if not c.endswith(".npz")],
                               "corpus": [Path(c).name.removesuffix(".fresh.npz") for c in cfg.clips if c.endswith(".npz")],

@@ -36,6 +36,8 @@ FALL_REWARD = -10.0                 # a fall ends the episode: worth about 10 st
 FAMILIAR_PERCENTILE = 99.0          # of training observations: where a policy's corrections start to fade
 FAMILIAR_STEPS = 6000               # control steps (200 s) of rollouts that measure it
 SEGMENT_SECONDS = 10.0              # a long performance trains in pieces this long (segments)
+REWARD_TERMS = ("0.6 exp(-|COM position error / scale|^2 / 0.08^2) + 0.3 exp(-|COM velocity error|^2 / 0.6^2) "
+                "+ 0.1 (alive) - ACTION_PENALTY * mean squared action; a fall: FALL_REWARD, the episode ends")
 
 
 @dataclass
@@ -164,16 +166,14 @@ class SrbEnv:
 
 def prepare_all(names: list[str], augment: bool = False) -> list[PreparedClip]:
     """Every training variant of ``names`` (see variants), each long performance in its pieces
-    (see segments; a piece that is floor work is left out, the rest of the take trains), prepared."""
+    (see segments), prepared; a variant or piece that is floor work is left out (a jump played
+    slower can look held up by something unseen), the rest trains."""
     out = []
     for name, mirror, speed in variants(names, augment):
         pieces = len(segments(load_source(name)[0]))
-        if pieces == 1:
-            out.append(prepare(name, mirror=mirror, speed=speed))
-            continue
         for k in range(pieces):
             try:
-                out.append(prepare(name, mirror=mirror, speed=speed, piece=k))
+                out.append(prepare(name, mirror=mirror, speed=speed, piece=k if pieces > 1 else None))
             except TrainingClipError:
                 continue
     return out

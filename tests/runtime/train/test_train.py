@@ -33,6 +33,8 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     card = json.loads((out / "srb_policy.json").read_text())
     assert card["training"]["clips"] == ["walk"] and card["training"]["held_out"] == ["run"]
     assert card["training"]["steps"] == 128 and card["observation"]["kind"] == "window"
+    assert card["training"]["data"]["bench"] == ["walk"] and card["training"]["data"]["corpus"] == []
+    assert "fall" in card["training"]["reward"] and "ACTION_PENALTY" not in card["training"]["reward"]
     low, high = card["observation"]["familiar_z2"]      # measured on rollouts of its training clips
     assert 0.0 < low < high
     policy = pol.SrbPolicy.load(out / "srb_policy.npz")
@@ -104,3 +106,17 @@ def test_augmented_training_adds_mirrored_and_time_scaled_copies():
     speed = lambda p: np.linalg.norm(p.ref.com_vel[:, :2], axis=1).mean()   # noqa: E731
     assert speed(fast) == pytest.approx(1.25 * speed(plain), rel=0.05)
     assert np.allclose(mirror.ref.com[:, 1], -plain.ref.com[:, 1], atol=1e-6)
+
+
+
+def test_augmented_variants_that_are_floor_work_are_left_out_not_raised():
+    from runtime.errors import TrainingClipError
+    from runtime.train import srb_env
+
+    for name in ("backflip", "walk"):
+        kept = srb_env.prepare_all([name], True)
+        assert 1 <= len(kept) <= len(srb_env.variants([name], True))
+        assert kept[0].name == name                     # the clip as it is comes first
+    with pytest.raises(TrainingClipError):
+        srb_env.prepare("crawl")
+    assert srb_env.prepare_all(["crawl"], True) == []
