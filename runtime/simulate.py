@@ -127,11 +127,11 @@ def simulate(
 
 
 def simulate_request(request: SimulationRequest, progress: Callable[[float], None] | None = None,
-                     cancel: Callable[[], bool] | None = None) -> Take:
+                     cancel: Callable[[], bool] | None = None, policy=None) -> Take:
     """simulate() of a SimulationRequest (its policy loaded here: PolicyError on a bad file);
-    returns the Take.  The request is data (runtime.request): the entry point reads it."""
-    policy = None
-    if request.policy:
+    returns the Take.  The request is data (runtime.request): the entry point reads it.
+    ``policy``: a loaded policy to run instead of the request's (an evaluation's, timed)."""
+    if policy is None and request.policy:
         policy = SrbPolicy.load(request.policy)
     return simulate(request.clip, request.schedule, mode=request.mode, height=request.height, mass=request.mass,
                     seconds=request.seconds, hold=request.hold, out_fps=request.out_fps, plan=request.plan,

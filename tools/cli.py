@@ -251,6 +251,12 @@ def cmd_train(argv: list[str]) -> int:
     return train.main(argv)
 
 
+def cmd_train_clips(argv: list[str]) -> int:
+    import train_clips
+
+    return train_clips.main(argv)
+
+
 def cmd_eval_policy(argv: list[str]) -> int:
     import policy_eval
 
@@ -271,7 +277,7 @@ def cmd_build(argv: list[str]) -> int:
 
 COMMANDS = {"demo": cmd_demo, "validate-fatigue": cmd_validate_fatigue, "build": cmd_build, "bench": cmd_bench,
             "bake": cmd_bake, "farm": cmd_farm, "bench-farm": cmd_bench_farm, "bench-bake": cmd_bench_bake, "train": cmd_train,
-            "eval-policy": cmd_eval_policy, "corpus": cmd_corpus, "sampler": cmd_sampler,
+            "train-clips": cmd_train_clips, "eval-policy": cmd_eval_policy, "corpus": cmd_corpus, "sampler": cmd_sampler,
             "realism": cmd_realism}
 
 

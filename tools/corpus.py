@@ -38,7 +38,7 @@ REPORT_HEIGHT = 1.75          # errors are reported in metres for a body this ta
 ROUND_TRIP_SAMPLES = 24
 
 
-def _addon():
+def load_addon():
     tests = ROOT / "tests"
     if str(tests) not in sys.path:
         sys.path.insert(0, str(tests))
@@ -151,7 +151,7 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
     ``on_take(row, condition, take, job)``, when given, receives every Take as it is baked."""
     import bpy
 
-    addon = _addon()
+    addon = load_addon()
     from fatigued_takes.fatigue_addon import anim, bake
     from fatigued_takes.fatigue_addon.failure import BakeInputError
 
@@ -165,7 +165,7 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
             for action in corpus_import.armature_actions(obj):
                 if actions and action.name not in actions:
                     continue
-                _rest_pose(obj)             # as freshly imported: channels this action does not key read rest
+                rest_pose(obj)              # as freshly imported: channels this action does not key read rest
                 scene = bpy.context.scene
                 fps = scene.render.fps / scene.render.fps_base
                 start, end = bake_range(action, fps, seconds)
@@ -194,7 +194,7 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
     return rows
 
 
-def _rest_pose(obj) -> None:
+def rest_pose(obj) -> None:
     """Every pose channel at rest: an action that does not key a bone would otherwise read the pose
     the previous action (or take) left on it."""
     for pb in obj.pose.bones:
@@ -324,9 +324,7 @@ def main(argv: list[str]) -> int:
     if not files:
         print(f"fatigue corpus: no corpus at {a.corpus} (MANIFEST.json missing)", file=sys.stderr)
         return 2
-    if a.files:
-        parts = [p for p in a.files.split(",") if p]
-        files = [f for f in files if any(p in f.rel for p in parts)]
+    files = corpus_import.matching(files, a.files)
     jobs = []
     for f in files:
         modes = ("default", "update") if (f.fmt == "bvh" and a.bvh_import == "both") else (a.bvh_import,)

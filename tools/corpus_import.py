@@ -73,6 +73,12 @@ def corpus_files(corpus: Path = CORPUS, manifests: tuple[str, ...] = ("MANIFEST.
     return files
 
 
+def matching(files: list[CorpusFile], parts: str | None) -> list[CorpusFile]:
+    """The files whose corpus path contains one of the comma-separated ``parts`` (None: all)."""
+    wanted = [p for p in (parts or "").split(",") if p]
+    return [f for f in files if any(p in f.rel for p in wanted)] if wanted else files
+
+
 def _unpacked(path: Path, tmp: Path) -> Path:
     if path.suffix.lower() != ".gz":
         return path

@@ -1,9 +1,14 @@
-"""./fatigue eval-policy NPZ [--clips a,b] [--seconds S] [--card] [--familiarity]: an SRB policy against the rule
-alone, side by side on the same clips and fatigue conditions as ./fatigue bench.
+"""./fatigue eval-policy NPZ [--clips a,b | --split eval] [--seconds S] [--card] [--familiarity]: an SRB
+policy against the rule alone, side by side.
 
-Prints one row per clip and condition (survival, root and joint error with and without the
-policy) and the medians; ``--card`` writes the numbers into the policy's model card (its
-"evaluation"), split into the clips it trained on and the ones it never saw.
+By default on the bench's clips and fatigue conditions (./fatigue bench): one row per clip and
+condition (survival, root and joint error with and without the policy) and the medians.
+``--split eval``: on the evaluation side of the fixed split (runtime/train/split.json), never
+trained on: the bench's evaluation clips at the default body, and every corpus evaluation action as
+the bake reads it (cached by ./fatigue train-clips), Fresh, Average and Exhausted (the bake's
+presets) in one run; per condition falls, median root and joint error, finished takes (the whole
+source played) and the policy's inference time as a share of its bakes' time.  ``--card`` writes
+the numbers into the policy's model card (its "evaluation").
 """
 from __future__ import annotations
 
@@ -19,9 +24,108 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import bench  # noqa: E402
-from runtime.motion import clip as clips  # noqa: E402
+from runtime.fatigue import params as fatigue_params, schedule  # noqa: E402
+from runtime.motion import clip as clips, metrics  # noqa: E402
 from runtime.errors import PolicyError  # noqa: E402
+from runtime.request import SimulationRequest  # noqa: E402
+from runtime.simulate import simulate_request  # noqa: E402
 from runtime.srb.policy import FAMILIARITY_NOTE, SrbPolicy  # noqa: E402
+from runtime.train import clip_cache, split  # noqa: E402
+
+SPLIT_CONDITIONS = {"fresh": None, "average": "Average", "exhausted": "Exhausted"}   # the bake's presets
+
+
+class TimedPolicy(SrbPolicy):
+    """The policy as shipped, adding up the time its control steps take (its cost in a bake)."""
+
+    def __init__(self, policy: SrbPolicy):
+        super().__init__(policy.mlp, policy.card)
+        self.familiar_z2 = policy.familiar_z2
+        self.seconds = 0.0
+
+    def control(self, sim) -> None:
+        t0 = time.perf_counter()
+        super().control(sim)
+        self.seconds += time.perf_counter() - t0
+
+
+def split_requests(cache: Path, seconds: float) -> list[tuple[str, str, SimulationRequest]]:
+    """(label, condition, request) of the evaluation side: the bench's evaluation clips at the
+    default body for ``seconds`` (as ./fatigue bench plays them), Fresh / Average / Exhausted, and
+    every cached corpus evaluation action's own requests."""
+    out = []
+    for name in split.load().bench_eval_clips:
+        clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
+        hold = 0.0 if clip.loop else max(1.0, seconds - clip.duration)
+        for condition, preset in SPLIT_CONDITIONS.items():
+            sched = None
+            if preset is not None:
+                p = fatigue_params.preset(preset)
+                sched = schedule.from_fitness(p.fitness, fps=30.0, time_scale=p.time_scale,
+                                              initial_fatigue=p.initial_fatigue)
+            out.append((f"bench {name}", condition,
+                        SimulationRequest(clip=clip, schedule=sched, seconds=seconds, hold=hold, out_fps=30.0)))
+    for action in clip_cache.actions(cache, "eval"):
+        for condition in SPLIT_CONDITIONS:
+            out.append((action.label, condition, clip_cache.load(action.requests[condition])))
+    return out
+
+
+def _run(request: SimulationRequest, policy: TimedPolicy | None) -> dict:
+    t0 = time.perf_counter()
+    take = simulate_request(request, policy=policy)
+    wall = time.perf_counter() - t0
+    clip = request.clip
+    reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip
+    return {"fell": any(e["kind"] == "fall" for e in take.events), "finished": bool(take.finished),
+            "root_err_m": metrics.root_error_m(take, reference), "joint_err_deg": metrics.joint_error_deg(take, reference),
+            "wall_s": wall}
+
+
+def evaluate_split(policy: SrbPolicy, cache: Path, seconds: float, log=print) -> dict:
+    """Rule and policy on every evaluation request; rows and a summary per condition."""
+    rows = []
+    for label, condition, request in split_requests(cache, seconds):
+        timed = TimedPolicy(policy)
+        rule, learned = _run(request, None), _run(request, timed)
+        learned["inference_share"] = timed.seconds / max(learned["wall_s"], 1e-9)
+        rows.append({"clip": label, "condition": condition, "rule": rule, "policy": learned})
+        log(f"{label[:58]:58s} {condition:9s} fell {_yes(rule['fell'])}/{_yes(learned['fell'])}"
+            f"  root {rule['root_err_m']:.3f} / {learned['root_err_m']:.3f} m"
+            f"  joint {rule['joint_err_deg']:.1f} / {learned['joint_err_deg']:.1f} deg"
+            f"  finished {_yes(rule['finished'])}/{_yes(learned['finished'])}  (rule / policy)")
+    return {"rows": rows, "summary": summarise_split(rows)}
+
+
+def summarise_split(rows: list[dict]) -> dict:
+    out = {}
+    for condition in SPLIT_CONDITIONS:
+        sel = [r for r in rows if r["condition"] == condition]
+        if not sel:
+            continue
+        s = {"runs": len(sel)}
+        for side in ("rule", "policy"):
+            s[side] = {"falls": sum(r[side]["fell"] for r in sel), "finished": sum(r[side]["finished"] for r in sel),
+                       "root_err_m_median": statistics.median(r[side]["root_err_m"] for r in sel),
+                       "joint_err_deg_median": statistics.median(r[side]["joint_err_deg"] for r in sel)}
+        s["policy"]["inference_share_median"] = statistics.median(r["policy"]["inference_share"] for r in sel)
+        s["policy"]["inference_share_max"] = max(r["policy"]["inference_share"] for r in sel)
+        out[condition] = s
+    return out
+
+
+def print_split_table(summary: dict) -> None:
+    print(f"{'':10s} {'runs':>4s}  {'falls':>11s}  {'root err m (median)':>19s}  {'joint err deg':>13s}  "
+          f"{'finished':>11s}  inference")
+    print(f"{'':10s} {'':>4s}  {'rule/policy':>11s}  {'rule / policy':>19s}  {'rule/policy':>13s}  "
+          f"{'rule/policy':>11s}  share of bake (median, max)")
+    for condition, s in summary.items():
+        r, p = s["rule"], s["policy"]
+        print(f"{condition:10s} {s['runs']:4d}  {r['falls']:5d}/{p['falls']:<5d}  "
+              f"{r['root_err_m_median']:9.3f}/{p['root_err_m_median']:<9.3f}  "
+              f"{r['joint_err_deg_median']:6.1f}/{p['joint_err_deg_median']:<6.1f}  "
+              f"{r['finished']:5d}/{p['finished']:<5d}  "
+              f"{100 * p['inference_share_median']:.1f} %, {100 * p['inference_share_max']:.1f} %")
 
 
 def evaluate(policy: SrbPolicy, names: list[str], seconds: float, conditions=bench.CONDITIONS, log=print) -> dict:
@@ -71,6 +175,10 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="./fatigue eval-policy", description=__doc__)
     ap.add_argument("policy", type=Path, help="the policy's .npz (its .json card beside it)")
     ap.add_argument("--clips", help="comma-separated clips (default: its training and held-out clips)")
+    ap.add_argument("--split", choices=["eval"], help="the evaluation side of the fixed split, Fresh / Average / "
+                    "Exhausted (corpus actions cached by ./fatigue train-clips)")
+    ap.add_argument("--cache", type=Path, default=ROOT / "out" / "train_clips",
+                    help="where ./fatigue train-clips cached the corpus (for --split)")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--conditions", default=",".join(bench.CONDITIONS))
     ap.add_argument("--card", action="store_true", help="write the results into the model card")
@@ -83,6 +191,8 @@ def main(argv: list[str]) -> int:
     except PolicyError as exc:
         print(f"fatigue: {exc}", file=sys.stderr)
         return 2
+    if args.split:
+        return _main_split(args, policy)
     training = policy.card.get("training", {})
     names = ([n.strip() for n in args.clips.split(",") if n.strip()] if args.clips
              else training.get("clips", []) + training.get("held_out", []))
@@ -111,6 +221,28 @@ def main(argv: list[str]) -> int:
         if policy.familiar_z2 is not None:
             card["observation"]["familiar_z2"] = list(policy.familiar_z2)
             card["observation"]["familiarity"] = FAMILIARITY_NOTE
+        card_path.write_text(json.dumps(card, indent=1), encoding="utf-8")
+        print(f"wrote the evaluation into {card_path}")
+    return 0
+
+
+def _main_split(args, policy: SrbPolicy) -> int:
+    if args.clips:
+        print("fatigue: give --clips or --split eval, not both", file=sys.stderr)
+        return 2
+    if not clip_cache.actions(args.cache, "eval"):
+        print(f"fatigue: --split eval: no corpus cached in {args.cache}: run ./fatigue train-clips first",
+              file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    result = evaluate_split(policy, args.cache, args.seconds)
+    result.update(split="eval", seconds=args.seconds, conditions=list(SPLIT_CONDITIONS),
+                  wall_s=round(time.perf_counter() - t0, 1))
+    print_split_table(result["summary"])
+    if args.card:
+        card_path = args.policy.with_suffix(".json")
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        card["evaluation_split"] = result
         card_path.write_text(json.dumps(card, indent=1), encoding="utf-8")
         print(f"wrote the evaluation into {card_path}")
     return 0

@@ -1,4 +1,9 @@
-"""./fatigue train srb --clips a,b --steps N --out DIR [--resume]: train an SRB policy.
+"""./fatigue train srb (--clips a,b | --split train) --steps N --out DIR [--minutes M] [--resume]: train an SRB policy.
+
+``--clips`` names DeepMimic clips or corpus actions cached by ``./fatigue train-clips`` (their
+.npz); ``--split train`` is the training side of the fixed split (runtime/train/split.json): the
+bench's training clips and every cached training-side corpus action the SRB carries (floor work
+and sources under MIN_SECONDS are left out, each named), the evaluation side held out.
 
 Rollouts run in one process per worker (default: the cores available, at most 16), the update in
 torch on one thread.  A checkpoint is written after every iteration; ``--minutes`` stops this call
@@ -20,6 +25,20 @@ from runtime.motion import clip as clips  # noqa: E402
 from runtime.srb import policy as pol  # noqa: E402
 
 
+MIN_SECONDS = 0.5      # --split: a source shorter than this is a pose, not motion to learn from
+
+
+def split_sources(cache: Path) -> tuple[list[str], list[str]]:
+    """(training sources, held-out sources) of the fixed split: bench clip names and the cached
+    corpus actions' fresh requests (runtime.train.clip_cache)."""
+    from runtime.train import clip_cache, split
+
+    s = split.load()
+    train = s.bench_train_clips + [a.requests["fresh"] for a in clip_cache.actions(cache, "train")]
+    held = s.bench_eval_clips + [a.requests["fresh"] for a in clip_cache.actions(cache, "eval")]
+    return train, held
+
+
 def _fail(message: str) -> int:
     print(f"fatigue: {message}", file=sys.stderr)
     return 2
@@ -28,7 +47,10 @@ def _fail(message: str) -> int:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="./fatigue train", description=__doc__)
     ap.add_argument("what", choices=["srb"], help="which policy (srb: the SRB-mode foot placement policy)")
-    ap.add_argument("--clips", required=True, help="comma-separated DeepMimic clip names to train on")
+    ap.add_argument("--clips", help="comma-separated DeepMimic clip names or cached corpus actions (.npz) to train on")
+    ap.add_argument("--split", choices=["train"], help="train on the training side of the fixed split")
+    ap.add_argument("--cache", type=Path, default=ROOT / "out" / "train_clips",
+                    help="where ./fatigue train-clips cached the corpus (for --split)")
     ap.add_argument("--held-out", default="", help="clips kept out of training, named in the model card")
     ap.add_argument("--steps", type=int, required=True, help="control steps (1/30 s each) of experience")
     ap.add_argument("--out", type=Path, required=True, help="directory for checkpoint, weights, card, curve")
@@ -45,11 +67,22 @@ def main(argv: list[str]) -> int:
         args = ap.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0) if exc.code in (0, None) else 2
-    names = [n.strip() for n in args.clips.split(",") if n.strip()]
-    held = [n.strip() for n in args.held_out.split(",") if n.strip()]
+    if (args.clips is None) == (args.split is None):
+        return _fail("give either --clips or --split train")
+    from runtime.errors import TrainingClipError
+    from runtime.train import srb_env
+
+    if args.split:
+        names, held = split_sources(args.cache)
+        if not any(n.endswith(".npz") for n in names):
+            return _fail(f"--split: no corpus cached in {args.cache}: run ./fatigue train-clips first")
+    else:
+        names = [n.strip() for n in args.clips.split(",") if n.strip()]
+        held = [n.strip() for n in args.held_out.split(",") if n.strip()]
     for name in names + held:
-        if name not in clips.DEEPMIMIC_CLIPS:
-            return _fail(f"unknown clip {name!r}; choose from {', '.join(clips.DEEPMIMIC_CLIPS)}")
+        if name not in clips.DEEPMIMIC_CLIPS and not (name.endswith(".npz") and Path(name).is_file()):
+            return _fail(f"unknown clip {name!r}; choose from {', '.join(clips.DEEPMIMIC_CLIPS)} "
+                         "or a corpus action cached by ./fatigue train-clips (.npz)")
     if set(names) & set(held):
         return _fail(f"clip {sorted(set(names) & set(held))[0]!r} is both trained on and held out")
     if args.steps <= 0 or args.workers <= 0 or args.envs <= 0:
@@ -62,18 +95,30 @@ def main(argv: list[str]) -> int:
         import torch  # noqa: F401
     except ImportError:
         return _fail("training needs torch: pip install torch==2.13.0 (./fatigue train installs it)")
-    from runtime.errors import TrainingClipError
-    from runtime.train import ppo, srb_env
+    from runtime.train import ppo
 
-    try:
-        for name in names:   # refuse floor work before spawning workers
-            srb_env.prepare(name, seconds=1.0)
-    except TrainingClipError as exc:
-        return _fail(str(exc))
+    kept = []
+    for name in names:   # refuse floor work before spawning workers (--split: leave it out)
+        try:
+            source = srb_env.load_source(name)[0]
+            if args.split and source.duration < MIN_SECONDS:
+                print(f"left out {name}: {source.duration:.2f} s, shorter than {MIN_SECONDS} s")
+                continue
+            if len(srb_env.segments(source)) == 1 and not args.augment:
+                srb_env.prepare(name, seconds=1.0)
+            elif not srb_env.prepare_all([name], args.augment):
+                srb_env.prepare(name, seconds=1.0)        # raises: every variant or piece is floor work
+            kept.append(name)
+        except TrainingClipError as exc:
+            if not args.split:
+                return _fail(str(exc))
+            print(f"left out {name}: floor work")
+    names = kept
     if args.resume and not (args.out / "checkpoint.pt").is_file():
         return _fail(f"--resume: no checkpoint in {args.out}")
     cfg = ppo.Config(clips=names, kind=args.kind, steps=args.steps, workers=args.workers,
-                     envs_per_worker=args.envs, seed=args.seed, held_out=held, augment=args.augment)
+                     envs_per_worker=args.envs, seed=args.seed, held_out=held, augment=args.augment,
+                     split=args.split or "")
     try:
         result = ppo.train(cfg, args.out, resume=args.resume, max_minutes=args.minutes)
     except ValueError as exc:

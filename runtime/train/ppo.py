@@ -46,6 +46,7 @@ class Config:
     init_log_std: float = -1.5    # exploration std 0.22 of the action range
     seed: int = 0
     held_out: list[str] = field(default_factory=list)
+    split: str = ""               # "train": the clips are the fixed split's training side (runtime/train/split.py)
 
     @property
     def batch(self) -> int:
@@ -199,7 +200,8 @@ def _gae(cfg: Config, values, next_values, rew, fell, over):
 
 
 def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: float | None = None) -> dict:
-    """Train until ``cfg.steps`` control steps (or ``max_minutes`` of this call); returns the curve."""
+    """Train until ``cfg.steps`` control steps, or until ``max_minutes`` of this call have passed at the
+    end of an iteration (at least one runs; its checkpoint is saved); returns the curve."""
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)
@@ -229,9 +231,6 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
     t0 = time.perf_counter()
     try:
         while steps_done < cfg.steps:
-            if max_minutes is not None and time.perf_counter() - t0 > 60.0 * max_minutes:
-                log("time limit of this call reached: stopping (continue with --resume)")
-                break
             with torch.no_grad():
                 current = net.to_numpy(norm.mean, norm.std)
             batch, finished = rollouts.collect(current, net.log_std.detach().numpy().copy(), cfg.horizon,
@@ -257,6 +256,10 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
                         "iteration": iteration, "steps": steps_done, "wall_s": wall, "config": asdict(cfg)},
                        out / "checkpoint.tmp")
             os.replace(out / "checkpoint.tmp", ckpt)
+            # Checked after a checkpoint: every call makes progress, and stops on a saved iteration.
+            if steps_done < cfg.steps and max_minutes is not None and time.perf_counter() - t0 > 60.0 * max_minutes:
+                log("time limit of this call reached: stopping (continue with --resume)")
+                break
     finally:
         rollouts.close()
     with torch.no_grad():
@@ -332,6 +335,13 @@ def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], o
                      "torch": torch.__version__,
                      "fatigue": {"fresh_share": srb_env.FRESH_SHARE, "time_scale": list(srb_env.TIME_SCALE_RANGE),
                                  "fitness": [0.0, 1.0], "initial_fatigue": [0.0, srb_env.INITIAL_FATIGUE_MAX]},
+                     "reward": srb_env.REWARD_TERMS.replace("ACTION_PENALTY", f"{srb_env.ACTION_PENALTY:g}")
+                     .replace("FALL_REWARD", f"{srb_env.FALL_REWARD:g}"),
+                     "data": {"split": f"runtime/train/split.json ({cfg.split} side)" if cfg.split else "as given",
+                              "bench": [c for c in cfg.clips if not c.endswith(".npz")],
+                              "corpus": [Path(c).name.removesuffix(".fresh.npz") for c in cfg.clips if c.endswith(".npz")],
+                              "augment": "mirrored, 0.8x and 1.25x" if cfg.augment else "none",
+                              "long_takes": f"pieces of {srb_env.SEGMENT_SECONDS:g} s"},
                      "config": asdict(cfg)},
         "evaluation": {},
     }

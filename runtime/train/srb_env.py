@@ -13,15 +13,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..calibration import take_strength
+from ..body import proxy
 from ..engines.kinematics import Kinematics
 from ..errors import TrainingClipError
 from ..fatigue import schedule
 from ..motion import clip as clips
+from ..reference import playback
 from ..reference.prepare import prepare as setup_chain
 from ..reference.reference import Reference
 from ..reference.rigid_body import Body
 from ..srb import policy as pol
 from ..srb import simulator as srb
+from . import clip_cache
 
 EPISODE_SECONDS = 8.0
 FRESH_SHARE = 0.25                  # episodes without fatigue
@@ -29,9 +32,12 @@ TIME_SCALE_RANGE = (5.0, 40.0)      # fatigue speed-ups drawn (log-uniform)
 INITIAL_FATIGUE_MAX = 0.4
 AUGMENT_SPEEDS = (0.8, 1.25)        # --augment: each clip also mirrored and played this much faster
 ACTION_PENALTY = 0.1                # per unit mean squared action (0.02 before 2026-11-23)
-FALL_REWARD = -10.0
+FALL_REWARD = -10.0                 # a fall ends the episode: worth about 10 steps of tracking
 FAMILIAR_PERCENTILE = 99.0          # of training observations: where a policy's corrections start to fade
-FAMILIAR_STEPS = 6000               # control steps (200 s) of rollouts that measure it                 # a fall ends the episode: worth about 10 steps of tracking
+FAMILIAR_STEPS = 6000               # control steps (200 s) of rollouts that measure it
+SEGMENT_SECONDS = 10.0              # a long performance trains in pieces this long (segments)
+REWARD_TERMS = ("0.6 exp(-|COM position error / scale|^2 / 0.08^2) + 0.3 exp(-|COM velocity error|^2 / 0.6^2) "
+                "+ 0.1 (alive) - ACTION_PENALTY * mean squared action; a fall: FALL_REWARD, the episode ends")
 
 
 @dataclass
@@ -53,17 +59,46 @@ def variants(names: list[str], augment: bool) -> list[tuple[str, bool, float]]:
     return out
 
 
-def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, speed: float = 1.0) -> PreparedClip:
-    """Reference and strength of a DeepMimic clip (mirrored, played ``speed`` times faster), as
-    simulate() would make them."""
-    clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
+def load_source(name: str) -> tuple[clips.Clip, float, object, float]:
+    """(clip, height, proportions, mass) of a training source: a DeepMimic clip by name (the default
+    humanoid), or a corpus action cached as the bake's request (a path ending in .npz,
+    runtime.train.clip_cache: the character's own height and proportions)."""
+    if name.endswith(".npz"):
+        req = clip_cache.load(name)
+        return req.clip, float(req.height), req.plan, float(req.mass)
+    return clips.load_deepmimic(clips.deepmimic_clip_path(name)), proxy.DEFAULT_HEIGHT, None, proxy.DEFAULT_MASS
+
+
+def segments(clip: clips.Clip, seconds: float = SEGMENT_SECONDS) -> list[clips.Clip]:
+    """A long performance as consecutive pieces of about ``seconds`` (episodes start at a piece's
+    first frame, so every stretch of a long take is trained on, not only its opening)."""
+    if clip.loop or clip.duration <= 1.5 * seconds:
+        return [clip]
+    step = int(round(seconds * clip.fps))
+    n = max(1, int(round((clip.frames - 1) / step)))
+    ends = [k * step for k in range(n)] + [clip.frames - 1]     # the last piece takes the remainder
+    return [replace(clip, name=f"{clip.name}#{k}", root_pos=clip.root_pos[a:b + 1], root_rot=clip.root_rot[a:b + 1],
+                    joint_rots=clip.joint_rots[a:b + 1]) for k, (a, b) in enumerate(zip(ends, ends[1:]))]
+
+
+def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, speed: float = 1.0,
+            piece: int | None = None) -> PreparedClip:
+    """Reference and strength of a training source (load_source; mirrored, played ``speed`` times
+    faster, ``piece`` of its segments), as simulate() would make them: at the character's height
+    and proportions, a slow-motion capture at the speed it was performed."""
+    clip, height, plan, mass = load_source(name)
+    if piece is not None:
+        clip = segments(clip)[piece]
     if mirror:
         clip = clip.mirrored()
     if speed != 1.0:
         clip = replace(clip, name=f"{clip.name}@{speed:g}x", fps=clip.fps * speed)
     source = clip.repeated(seconds) if clip.loop else clip
-    with Kinematics() as kin:
-        prepared = setup_chain(source, kin)
+    with Kinematics(height, plan) as kin:
+        k = playback.slowdown(kin.analyse(source))
+        if k is not None:
+            clip, source = clip.played_faster(k), source.played_faster(k)
+        prepared = setup_chain(source, kin, mass)
         ref, body = prepared.ref, prepared.body
         if prepared.support.floor_work:
             raise TrainingClipError(f"clip {name!r} is floor work (held up by more than its feet on the floor): "
@@ -130,8 +165,18 @@ class SrbEnv:
 
 
 def prepare_all(names: list[str], augment: bool = False) -> list[PreparedClip]:
-    """Every training variant of ``names`` (see variants), prepared."""
-    return [prepare(name, mirror=mirror, speed=speed) for name, mirror, speed in variants(names, augment)]
+    """Every training variant of ``names`` (see variants), each long performance in its pieces
+    (see segments), prepared; a variant or piece that is floor work is left out (a jump played
+    slower can look held up by something unseen), the rest trains."""
+    out = []
+    for name, mirror, speed in variants(names, augment):
+        pieces = len(segments(load_source(name)[0]))
+        for k in range(pieces):
+            try:
+                out.append(prepare(name, mirror=mirror, speed=speed, piece=k if pieces > 1 else None))
+            except TrainingClipError:
+                continue
+    return out
 
 
 def familiar_z2(mlp: pol.Mlp, kind: str, prepared: list[PreparedClip], steps: int = FAMILIAR_STEPS,

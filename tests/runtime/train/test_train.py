@@ -33,6 +33,8 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     card = json.loads((out / "srb_policy.json").read_text())
     assert card["training"]["clips"] == ["walk"] and card["training"]["held_out"] == ["run"]
     assert card["training"]["steps"] == 128 and card["observation"]["kind"] == "window"
+    assert card["training"]["data"]["bench"] == ["walk"] and card["training"]["data"]["corpus"] == []
+    assert "fall" in card["training"]["reward"] and "ACTION_PENALTY" not in card["training"]["reward"]
     low, high = card["observation"]["familiar_z2"]      # measured on rollouts of its training clips
     assert 0.0 < low < high
     policy = pol.SrbPolicy.load(out / "srb_policy.npz")
@@ -53,6 +55,22 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     assert first_curve[0]["reward_per_step"] == curve[0]["reward_per_step"]
 
 
+@pytest.mark.slow
+def test_minutes_stops_on_a_saved_iteration_and_resume_continues(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "run"
+    common = ["--clips", "walk", "--out", str(out), "--workers", "1", "--envs", "2"]
+    first = _train(*common, "--steps", "100000", "--minutes", "0")
+    assert first.returncode == 0, first.stderr
+    assert "time limit of this call reached" in first.stdout and "stopped at 128 steps" in first.stdout
+    assert (out / "checkpoint.pt").is_file() and (out / "srb_policy.npz").is_file()
+    again = _train(*common, "--steps", "256", "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "resumed at iteration 1, 128 steps" in again.stdout and "finished at 256 steps" in again.stdout
+    curve = json.loads((out / "learning_curve.json").read_text())
+    assert [row["steps"] for row in curve] == [128, 256]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--clips", "moonwalk", "--steps", "10"], "unknown clip"),
     (["--clips", "crawl", "--steps", "10"], "floor work"),
@@ -61,6 +79,9 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     (["--clips", "walk", "--steps", "0"], "positive"),
     (["--clips", "walk", "--steps", "10", "--resume"], "no checkpoint"),
     (["--clips", "walk", "--kind", "phase", "--augment", "--steps", "10"], "--augment is for window policies"),
+    (["--steps", "10"], "either --clips or --split train"),
+    (["--clips", "walk", "--split", "train", "--steps", "10"], "either --clips or --split train"),
+    (["--split", "train", "--cache", "/nonexistent/train_clips", "--steps", "10"], "run ./fatigue train-clips first"),
 ])
 def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
     pytest.importorskip("torch")
@@ -85,3 +106,17 @@ def test_augmented_training_adds_mirrored_and_time_scaled_copies():
     speed = lambda p: np.linalg.norm(p.ref.com_vel[:, :2], axis=1).mean()   # noqa: E731
     assert speed(fast) == pytest.approx(1.25 * speed(plain), rel=0.05)
     assert np.allclose(mirror.ref.com[:, 1], -plain.ref.com[:, 1], atol=1e-6)
+
+
+
+def test_augmented_variants_that_are_floor_work_are_left_out_not_raised():
+    from runtime.errors import TrainingClipError
+    from runtime.train import srb_env
+
+    for name in ("backflip", "walk"):
+        kept = srb_env.prepare_all([name], True)
+        assert 1 <= len(kept) <= len(srb_env.variants([name], True))
+        assert kept[0].name == name                     # the clip as it is comes first
+    with pytest.raises(TrainingClipError):
+        srb_env.prepare("crawl")
+    assert srb_env.prepare_all(["crawl"], True) == []
