@@ -5,8 +5,8 @@ however light, it recovers at R alone (runtime.fatigue.model).  Exhausted (fitne
 recovers at R = 0.009/s, so standing still costs its ankles and hips (a tenth of their strength)
 more than it gives back: an Exhausted jump rested three times on its feet without recovering
 and then fell, and corpus dances fell on one foot after rests that had stalled.  An exhausted
-person stops and kneels or sits down.  Kneeling back on the heels, hands on the thighs, the
-floor carries the body at the knees, shins and feet; the legs carry almost nothing and recover
+person stops and kneels or sits down.  Kneeling back on the heels, arms hanging, the floor
+carries the body at the knees, shins and feet; the legs carry almost nothing and recover
 at r*R, fifteen times faster.
 
 The kneel: from the pose the body rests in, down onto both knees over DOWN_S, kneeling until the
@@ -73,7 +73,7 @@ def _about_lateral(angle: float) -> np.ndarray:
 
 def kneeling_pose(root_rot: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The kneel's pelvis rotation and joint rotations (proxy order), facing where ``root_rot``
-    faces: upright but for PELVIS_LEAN, on both knees, back on the heels, hands on the thighs."""
+    faces: upright but for PELVIS_LEAN, on both knees, back on the heels, arms hanging."""
     forward = quat.rotate(root_rot, np.array([1.0, 0.0, 0.0]))
     yaw = math.atan2(float(forward[1]), float(forward[0]))
     facing = quat.from_rotvec(np.array([0.0, 0.0, yaw]))
