@@ -8,7 +8,9 @@ trained on: the bench's evaluation clips at the default body, and every corpus e
 the bake reads it (cached by ./fatigue train-clips), Fresh, Average and Exhausted (the bake's
 presets) in one run; per condition falls, median root and joint error, finished takes (the whole
 source played) and the policy's inference time as a share of its bakes' time.  ``--card`` writes
-the numbers into the policy's model card (its "evaluation").
+the numbers into the policy's model card (its "evaluation").  ``--realism`` (with ``--split``) also
+scores each side's tired takes against its own fresh take in the directions of ./fatigue realism
+(tools/realism.py), per clip and overall, with Exhausted speed, stride and rests of locomotion.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import bench  # noqa: E402
+import realism  # noqa: E402
 from runtime.fatigue import params as fatigue_params, schedule  # noqa: E402
 from runtime.motion import clip as clips, metrics  # noqa: E402
 from runtime.errors import PolicyError  # noqa: E402
@@ -71,7 +74,8 @@ def split_requests(cache: Path, seconds: float) -> list[tuple[str, str, Simulati
     return out
 
 
-def _run(request: SimulationRequest, policy: TimedPolicy | None) -> dict:
+def _run(request: SimulationRequest, policy: TimedPolicy | None) -> tuple[dict, object]:
+    """(measures, take) of one request baked by the rule (``policy`` None) or the policy."""
     t0 = time.perf_counter()
     take = simulate_request(request, policy=policy)
     wall = time.perf_counter() - t0
@@ -79,22 +83,101 @@ def _run(request: SimulationRequest, policy: TimedPolicy | None) -> dict:
     reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip
     return {"fell": any(e["kind"] == "fall" for e in take.events), "finished": bool(take.finished),
             "root_err_m": metrics.root_error_m(take, reference), "joint_err_deg": metrics.joint_error_deg(take, reference),
-            "wall_s": wall}
+            "wall_s": wall}, take
 
 
-def evaluate_split(policy: SrbPolicy, cache: Path, seconds: float, log=print) -> dict:
-    """Rule and policy on every evaluation request; rows and a summary per condition."""
-    rows = []
+def realism_source(request: SimulationRequest) -> clips.Clip:
+    """The source a request plays, as ./fatigue realism measures it (a loop repeated for its seconds)."""
+    clip = request.clip
+    return clip.repeated(request.seconds) if clip.loop and request.seconds else clip
+
+
+def realism_records(label: str, source: clips.Clip, takes: dict[str, dict], height: float) -> dict[str, dict]:
+    """Per side (rule, policy): ./fatigue realism's record of one clip's takes (condition -> Take,
+    fresh among them), its tired takes scored against its own fresh take."""
+    return {side: realism.measure_clip(label, source, by_condition, height, None) for side, by_condition in takes.items()}
+
+
+def _direction_score(record: dict) -> str:
+    right = [s["right"] for c in record["scores"].values() for s in c]
+    return f"{sum(right)}/{len(right)}" if right else "-"
+
+
+def realism_line(label: str, records: dict[str, dict]) -> str:
+    """One clip's direction score per side and, for locomotion, Exhausted speed and stride ratios
+    and rests per 10 s of source."""
+    rule, learned = records["rule"], records["policy"]
+    line = f"{label[:58]:58s} realism   directions right {_direction_score(rule)} | {_direction_score(learned)}"
+    if rule["applies"]["locomotion"] and "exhausted" in rule["changes"]:
+        cells = []
+        for key, unit in (("speed_ratio", "x"), ("stride_ratio", "x"), ("rests_per_10s", "")):
+            pair = [r["changes"].get("exhausted", {}).get(key) for r in (rule, learned)]
+            cells.append(f"{key.replace('_ratio', '').replace('_per_10s', '/10s')} "
+                         + " / ".join("-" if v is None else f"{v:.2f}{unit}" for v in pair))
+        line += "  exhausted " + "  ".join(cells)
+    return line + "  (rule / policy)"
+
+
+def summarise_realism(records: list[dict[str, dict]]) -> dict:
+    """Per side: ./fatigue realism's summary over the clips, and the Exhausted locomotion numbers."""
+    out = {}
+    for side in ("rule", "policy"):
+        mine = [r[side] for r in records]
+        s = realism.summarise(mine, list(SPLIT_CONDITIONS))
+        walks = [r["changes"]["exhausted"] for r in mine if r["applies"]["locomotion"] and "exhausted" in r["changes"]]
+        for key in ("speed_ratio", "stride_ratio", "rests_per_10s"):
+            s[f"exhausted_locomotion_{key}"] = [w[key] for w in walks]
+        out[side] = {k: s[k] for k in ("direction_right", "directions", "direction_right_pct", "by_expectation",
+                                       "exhausted_locomotion_speed_ratio", "exhausted_locomotion_stride_ratio",
+                                       "exhausted_locomotion_rests_per_10s")}
+    return out
+
+
+def print_realism_table(summary: dict) -> None:
+    for side, s in summary.items():
+        pct = "-" if s["direction_right_pct"] is None else f"{s['direction_right_pct']:.0f} %"
+        walks = ", ".join(f"{sp:.2f}x/{st:.2f}x/{re:.1f}" if None not in (sp, st, re) else "-"
+                          for sp, st, re in zip(s["exhausted_locomotion_speed_ratio"],
+                                                s["exhausted_locomotion_stride_ratio"],
+                                                s["exhausted_locomotion_rests_per_10s"]))
+        print(f"realism {side:6s} directions right {s['direction_right']}/{s['directions']} ({pct}); "
+              f"exhausted locomotion speed/stride/rests per 10 s: {walks or 'none'}")
+
+
+def evaluate_split(policy: SrbPolicy, cache: Path, seconds: float, log=print, with_realism: bool = False) -> dict:
+    """Rule and policy on every evaluation request; rows and a summary per condition (and with
+    ``with_realism`` the realism records and their summary)."""
+    rows, records = [], []
+    clip_takes: dict = {}
+
+    def close_clip():
+        if with_realism and clip_takes:
+            recs = realism_records(clip_takes["label"], clip_takes["source"], clip_takes["takes"], clip_takes["height"])
+            records.append(recs)
+            log(realism_line(clip_takes["label"], recs))
+        clip_takes.clear()
+
     for label, condition, request in split_requests(cache, seconds):
+        if clip_takes.get("label") != label:
+            close_clip()
+            clip_takes.update(label=label, source=realism_source(request), takes={"rule": {}, "policy": {}},
+                              height=float(request.height))
         timed = TimedPolicy(policy)
-        rule, learned = _run(request, None), _run(request, timed)
+        (rule, rule_take), (learned, learned_take) = _run(request, None), _run(request, timed)
+        clip_takes["takes"]["rule"][condition], clip_takes["takes"]["policy"][condition] = rule_take, learned_take
         learned["inference_share"] = timed.seconds / max(learned["wall_s"], 1e-9)
         rows.append({"clip": label, "condition": condition, "rule": rule, "policy": learned})
         log(f"{label[:58]:58s} {condition:9s} fell {_yes(rule['fell'])}/{_yes(learned['fell'])}"
             f"  root {rule['root_err_m']:.3f} / {learned['root_err_m']:.3f} m"
             f"  joint {rule['joint_err_deg']:.1f} / {learned['joint_err_deg']:.1f} deg"
             f"  finished {_yes(rule['finished'])}/{_yes(learned['finished'])}  (rule / policy)")
-    return {"rows": rows, "summary": summarise_split(rows)}
+    close_clip()
+    out = {"rows": rows, "summary": summarise_split(rows)}
+    if with_realism:
+        out["realism"] = {"records": [{side: {k: r[k] for k in ("clip", "applies", "changes", "scores")}
+                                       for side, r in recs.items()} for recs in records],
+                          "summary": summarise_realism(records)}
+    return out
 
 
 def summarise_split(rows: list[dict]) -> dict:
@@ -179,6 +262,8 @@ def main(argv: list[str]) -> int:
                     "Exhausted (corpus actions cached by ./fatigue train-clips)")
     ap.add_argument("--cache", type=Path, default=ROOT / "out" / "train_clips",
                     help="where ./fatigue train-clips cached the corpus (for --split)")
+    ap.add_argument("--realism", action="store_true", help="with --split: also score the realism directions "
+                    "(./fatigue realism) of the rule's and the policy's takes")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--conditions", default=",".join(bench.CONDITIONS))
     ap.add_argument("--card", action="store_true", help="write the results into the model card")
@@ -193,6 +278,9 @@ def main(argv: list[str]) -> int:
         return 2
     if args.split:
         return _main_split(args, policy)
+    if args.realism:
+        print("fatigue: --realism needs --split eval", file=sys.stderr)
+        return 2
     training = policy.card.get("training", {})
     names = ([n.strip() for n in args.clips.split(",") if n.strip()] if args.clips
              else training.get("clips", []) + training.get("held_out", []))
@@ -235,15 +323,17 @@ def _main_split(args, policy: SrbPolicy) -> int:
               file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    result = evaluate_split(policy, args.cache, args.seconds)
+    result = evaluate_split(policy, args.cache, args.seconds, with_realism=args.realism)
     result.update(split="eval", seconds=args.seconds, conditions=list(SPLIT_CONDITIONS),
                   wall_s=round(time.perf_counter() - t0, 1))
     print_split_table(result["summary"])
+    if args.realism:
+        print_realism_table(result["realism"]["summary"])
     if args.card:
         card_path = args.policy.with_suffix(".json")
         card = json.loads(card_path.read_text(encoding="utf-8"))
         card["evaluation_split"] = result
-        card_path.write_text(json.dumps(card, indent=1), encoding="utf-8")
+        card_path.write_text(json.dumps(card, indent=1, default=float), encoding="utf-8")
         print(f"wrote the evaluation into {card_path}")
     return 0
 

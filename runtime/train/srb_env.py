@@ -17,14 +17,17 @@ from ..body import proxy
 from ..engines.kinematics import Kinematics
 from ..errors import TrainingClipError
 from ..fatigue import schedule
+from ..maths import quat
 from ..motion import clip as clips
-from ..reference import playback
+from ..reference import playback, pose_output
 from ..reference.prepare import prepare as setup_chain
 from ..reference.reference import Reference
 from ..reference.rigid_body import Body
 from ..srb import policy as pol
 from ..srb import simulator as srb
 from . import clip_cache
+
+LEG_SLOTS = [slot for leg in pose_output.LEG_SLOTS for slot in leg]
 
 EPISODE_SECONDS = 8.0
 FRESH_SHARE = 0.25                  # episodes without fatigue
@@ -36,8 +39,15 @@ FALL_REWARD = -10.0                 # a fall ends the episode: worth about 10 st
 FAMILIAR_PERCENTILE = 99.0          # of training observations: where a policy's corrections start to fade
 FAMILIAR_STEPS = 6000               # control steps (200 s) of rollouts that measure it
 SEGMENT_SECONDS = 10.0              # a long performance trains in pieces this long (segments)
-REWARD_TERMS = ("0.6 exp(-|COM position error / scale|^2 / 0.08^2) + 0.3 exp(-|COM velocity error|^2 / 0.6^2) "
-                "+ 0.1 (alive) - ACTION_PENALTY * mean squared action; a fall: FALL_REWARD, the episode ends")
+# Reward weights: the pose is what an animator sees, the centre of mass what keeps the body up.
+POSE_WEIGHT, COM_WEIGHT, COM_VEL_WEIGHT, ALIVE_WEIGHT = 0.4, 0.3, 0.2, 0.1
+POSE_SIGMA = 0.15                   # rad: rms leg-and-pelvis angle error at which the pose term is 1/e
+EFFORT_WEIGHT = 0.2                 # per unit mean (tau / (RC * tau_max))^2 over the leg DoFs (tired episodes)
+REWARD_TERMS = (f"{POSE_WEIGHT:g} exp(-mean(angle(leg joints and pelvis, reference at the current phase)^2) / "
+                f"{POSE_SIGMA:g}^2) + {COM_WEIGHT:g} exp(-|COM position error / scale|^2 / 0.08^2) "
+                f"+ {COM_VEL_WEIGHT:g} exp(-|COM velocity error|^2 / 0.6^2) + {ALIVE_WEIGHT:g} (alive) "
+                f"- {EFFORT_WEIGHT:g} mean over leg DoFs (tau / (RC tau_max))^2 (under fatigue) "
+                "- ACTION_PENALTY * mean squared action; a fall: FALL_REWARD, the episode ends")
 
 
 @dataclass
@@ -107,18 +117,43 @@ def prepare(name: str, seconds: float = EPISODE_SECONDS, mirror: bool = False, s
     return PreparedClip(clip.name, ref, replace(body, tau_max=tau_max))
 
 
+def pose_error(sim: srb.SrbSimulator) -> float:
+    """Mean squared angle (rad^2) of the legs' joints and the pelvis from the reference's at the
+    current phase: the pose the bake would output now (runtime.reference.pose_output), where the
+    policy's landing and velocity shifts show (the upper body follows the reference here)."""
+    _, root_rot, joints = pose_output.pose(sim.ref, sim.body, sim.state())
+    _, ref_rot, ref_joints = sim.ref.clip.sample(min(sim.phase, sim.ref.duration))
+    angles = quat.angle_between(np.vstack([joints[LEG_SLOTS], root_rot[None]]),
+                                np.vstack([ref_joints[LEG_SLOTS], ref_rot[None]]))
+    return float(np.mean(angles ** 2))
+
+
+def effort(sim: srb.SrbSimulator) -> float:
+    """Fatigue-weighted effort of the legs, mean (tau / (RC * tau_max))^2: a tired joint's torque
+    costs more.  0 for a fresh body (its leg torques are not computed in training)."""
+    if sim.fatigue is None:
+        return 0.0
+    legs = sim.leg_dofs
+    rc = sim.fatigue.model.residual_capacity[legs]
+    load = sim.torque[legs] / (np.maximum(rc, 1e-3) * sim.body.tau_max[legs])
+    return float(np.mean(load ** 2))
+
+
 def reward(sim: srb.SrbSimulator, action: np.ndarray) -> float:
-    """Track the reference's centre of mass (position, then velocity), stay up, act gently."""
+    """Track the reference's pose (legs and pelvis) and centre of mass (position, then velocity),
+    stay up, spend a tired body's strength sparingly, act gently (REWARD_TERMS)."""
     ref = sim.ref
     r = ref.sample(min(sim.phase, ref.duration))
     rate = 0.0 if sim.resting else sim.tempo
     scale = sim.body.height / 1.62
     e_p = (sim.p - sim.com_target(r)) / scale
     e_v = sim.v - sim.rule_velocity(r, rate)
-    # The action penalty keeps the rule wherever a correction does not pay: foot shifts move the
-    # legs off the animation (joint error), and on clips it never saw the rule is the safe bet.
-    return (0.6 * math.exp(-float(e_p @ e_p) / 0.08 ** 2) + 0.3 * math.exp(-float(e_v @ e_v) / 0.6 ** 2)
-            + 0.1 - ACTION_PENALTY * float(action @ action) / len(action))
+    # The action penalty keeps the rule wherever a correction does not pay: on clips it never saw
+    # the rule is the safe bet.
+    return (POSE_WEIGHT * math.exp(-pose_error(sim) / POSE_SIGMA ** 2)
+            + COM_WEIGHT * math.exp(-float(e_p @ e_p) / 0.08 ** 2)
+            + COM_VEL_WEIGHT * math.exp(-float(e_v @ e_v) / 0.6 ** 2)
+            + ALIVE_WEIGHT - EFFORT_WEIGHT * effort(sim) - ACTION_PENALTY * float(action @ action) / len(action))
 
 
 class SrbEnv:
