@@ -241,6 +241,7 @@ class Kneel:
         self.load_avg = srb.load_avg.copy()
         self.best, self.best_time = 1.0, self.time
         self.reason = None
+        self.moving_frames = np.flatnonzero(~np.asarray(ref.still, dtype=bool))   # source frames that do not stand still
         srb.events.append(Event(self.time, "kneel"))
 
     def legs_rc(self) -> float:
@@ -254,13 +255,12 @@ class Kneel:
         else:
             loads = self.path.loads[self.path.at(t)]
         tau_max = srb.body.tau_max
-        torque = srb.fatigue.step_torque(loads, tau_max, self.time, self.dt) if srb.fatigue is not None else loads
+        torque = srb.fatigue.step_torque(loads, tau_max, self.time, self.dt)
         self.load_avg += (np.minimum(torque / tau_max, 1.0) - self.load_avg) * self.load_blend
         self.torque = torque
         self.time += self.dt
         t += self.dt
-        if self.stage != "up" or self._still_left() > END_MARGIN:
-            self._play_still()
+        self._play_still()
         if self.stage == "down" and t >= self.path.duration:
             self.stage, self.began = "hold", self.time
             self.best, self.best_time = self.legs_rc(), self.time
@@ -278,7 +278,7 @@ class Kneel:
         """Why the kneel ends now: the legs "recovered" (back to resume_rc), "recovery stalled",
         or "the performance goes on" (the rest of the source needs the time); None: kneel on."""
         srb, rule, s = self.srb, self.srb.rule, self.srb.s
-        rc = self.legs_rc() if srb.fatigue is not None else 1.0
+        rc = self.legs_rc()
         if rc >= s.resume_rc:
             return "recovered"
         if rc > self.best + 0.01:
@@ -294,11 +294,8 @@ class Kneel:
     def _still_left(self) -> float:
         """Seconds of source from the phase on in which the body stands still (reference.still)."""
         ref = self.srb.ref
-        still = ref.still
-        i = ref.frame(self.phase)
-        j = i
-        while j < len(still) and still[j]:
-            j += 1
+        k = int(np.searchsorted(self.moving_frames, ref.frame(self.phase)))
+        j = int(self.moving_frames[k]) if k < len(self.moving_frames) else len(ref.still)
         return max(min(j / ref.clip.fps, ref.duration) - self.phase, 0.0)
 
     def _play_still(self) -> None:
@@ -327,5 +324,5 @@ class Kneel:
         srb.load_avg[:] = self.load_avg
         if srb.posture is not None:
             srb.posture.bend = 0.0
-        srb.rule.end_rest(self.reason or "recovered", self.time, self.phase)
+        srb.rule.end_rest(self.reason, self.time, self.phase)
 

@@ -93,19 +93,22 @@ def head_pitch_series(take: Take) -> np.ndarray:
     return -np.degrees(neck[:, 2])   # flexion about the lateral (link z) axis
 
 
-def rest_spans(take: Take) -> list[tuple[int, int | None]]:
-    """(rest frame, the first resume frame after it or None when the take ends resting), per rest."""
+def _spans_until_resume(take: Take, kind: str) -> list[tuple[int, int | None]]:
+    """(frame of each ``kind`` event, the first resume frame after it or None when the take ends first)."""
     resumes = [e["frame"] for e in take.events if e["kind"] == "resume"]
     return [(e["frame"], next((f for f in resumes if f > e["frame"]), None))
-            for e in take.events if e["kind"] == "rest"]
+            for e in take.events if e["kind"] == kind]
+
+
+def rest_spans(take: Take) -> list[tuple[int, int | None]]:
+    """(rest frame, the first resume frame after it or None when the take ends resting), per rest."""
+    return _spans_until_resume(take, "rest")
 
 
 def kneel_spans(take: Take) -> list[tuple[int, int | None]]:
     """(kneel frame, the first resume frame after it or None when the take ends kneeling), per
     kneel (a rest taken on the knees, runtime.floor.kneel: from getting down to being back up)."""
-    resumes = [e["frame"] for e in take.events if e["kind"] == "resume"]
-    return [(e["frame"], next((f for f in resumes if f > e["frame"]), None))
-            for e in take.events if e["kind"] == "kneel"]
+    return _spans_until_resume(take, "kneel")
 
 
 def moving_frames(take: Take) -> np.ndarray:

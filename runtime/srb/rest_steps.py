@@ -34,12 +34,13 @@ REST_WAIT = 1.0          # s a tired body waits for a restful moment before rest
 REST_CROUCH = 0.85       # ... with its centre of mass at least this share of its standing height up
 CARRY_SINKING = 0.04     # m (1.62 m body): a body this far below its target on its feet (smoothed) ...
 CARRY_SMOOTHING = 0.5    # s: ... over about this long, is not carried by its legs: it rests
-KNEEL_RC = 0.45          # a rest whose recovery stalls with the legs below this is taken on the knees ...
+CARRY_RISE = 0.3         # m/s (1.62 m body): ... not counting while its target rises faster than this
+
+KNEEL_RC = 0.45          # a rest with the legs below this that standing cannot recover is taken on the knees ...
 KNEEL_DOWN_S = 1.5       # ... getting down onto them over this long (runtime.floor.kneel) ...
 KNEEL_UP_S = 1.8         # ... and back up into the source's pose over this long
-STANDING_LOAD = 0.05     # share of their strength the leg joints hold standing at rest
 KNEEL_HOLD_S = 1.0       # s: the shortest kneel worth getting down for, when judging whether one still fits
-CARRY_RISE = 0.3         # m/s (1.62 m body): ... not counting while its target rises faster than this
+STANDING_LOAD = 0.05     # share of their strength the leg joints hold standing at rest
 
 
 @dataclass
@@ -237,13 +238,13 @@ def wants_to_kneel(sim, reason: str | None, legs_rc: float, ended: bool) -> bool
     standing will not let its legs recover: they are below KNEEL_RC and either could not get back
     to resume_rc on their feet (standing_recovery) or their recovery has stalled, or they are below
     exhausted_rc and cannot hold even a rest; and a kneel still fits the performance's time (see
-    tempo.TempoRule.finishing_tempo).  Not while a closing step is under way, nor after the source
+    tempo.TempoRule.performance_goes_on).  Not while a closing step is under way, nor after the source
     has ended (the take ends on the source's last pose).
 
     Why: standing holds each leg joint at a few percent of its strength, and the 3CC recovers a
     holding muscle at R only; exhausted, that is less than standing costs.  Rests that stalled
     ended with the legs as weak as they began, and the motion after them fell on one foot."""
-    if not sim.can_kneel or sim.fatigue is None or sim.closing is not None:
+    if not sim.can_kneel or sim.closing is not None:         # (decide_rest runs only under fatigue)
         return False
     if reason not in (None, "recovery stalled"):
         return False
