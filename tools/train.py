@@ -63,6 +63,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--minutes", type=float, help="stop this call after this many minutes (resumable)")
     ap.add_argument("--augment", action="store_true",
                     help="also train on every clip mirrored and played 0.8x / 1.25x as fast (general policies)")
+    ap.add_argument("--no-tempo", action="store_true",
+                    help="landing and COM velocity corrections only (no tempo action; runtime/srb/policy.py)")
+    ap.add_argument("--gate", default="0.9,0.6",
+                    help="legs' residual capacity where the corrections start and where they are whole "
+                         "('none': the policy acts on a fresh body too)")
+    ap.add_argument("--action-penalty", type=float, default=None,
+                    help="reward lost per unit mean squared action applied (default: runtime/train/srb_env.py)")
+    ap.add_argument("--gamma", type=float, default=None, help="discount per control step (default 0.99: about 3 s)")
+    ap.add_argument("--init-log-std", type=float, default=None, help="log of the starting exploration std")
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
@@ -87,6 +96,18 @@ def main(argv: list[str]) -> int:
         return _fail(f"clip {sorted(set(names) & set(held))[0]!r} is both trained on and held out")
     if args.steps <= 0 or args.workers <= 0 or args.envs <= 0:
         return _fail("--steps, --workers and --envs must be positive")
+    if args.action_penalty is not None and args.action_penalty < 0.0:
+        return _fail("--action-penalty must not be negative")
+    if args.gamma is not None and not 0.0 < args.gamma < 1.0:
+        return _fail("--gamma must be between 0 and 1")
+    gate = None
+    if args.gate.strip().lower() != "none":
+        try:
+            gate = tuple(float(v) for v in args.gate.split(","))
+        except ValueError:
+            gate = ()
+        if len(gate) != 2 or not 1.0 >= gate[0] > gate[1] >= 0.0:
+            return _fail(f"--gate {args.gate!r}: give FRESH,TIRED with 1 >= FRESH > TIRED >= 0, or none")
     if args.kind == "phase" and len(names) != 1:
         return _fail("a phase policy is per clip: give exactly one clip (or use --kind window)")
     if args.kind == "phase" and args.augment:
@@ -118,7 +139,9 @@ def main(argv: list[str]) -> int:
         return _fail(f"--resume: no checkpoint in {args.out}")
     cfg = ppo.Config(clips=names, kind=args.kind, steps=args.steps, workers=args.workers,
                      envs_per_worker=args.envs, seed=args.seed, held_out=held, augment=args.augment,
-                     split=args.split or "")
+                     split=args.split or "", actions=pol.LANDING_VELOCITY if args.no_tempo else pol.ACTION_SIZE,
+                     gate=gate, **{k: v for k, v in (("action_penalty", args.action_penalty), ("gamma", args.gamma),
+                                                     ("init_log_std", args.init_log_std)) if v is not None})
     try:
         result = ppo.train(cfg, args.out, resume=args.resume, max_minutes=args.minutes)
     except ValueError as exc:

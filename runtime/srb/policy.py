@@ -8,7 +8,16 @@ residual capacity and the fitness triplet F, R, r) so it can adapt to a tired bo
 The policy acts at POLICY_RATE on top of the rule (it outputs corrections, zero = the rule):
 - ``landing``: a shift (heading frame, metres / ``LANDING_SCALE``) of each swing foot's landing
   point, added to the Raibert correction;
-- ``velocity``: a shift (heading frame, m/s / ``VELOCITY_SCALE``) of the COM velocity target.
+- ``velocity``: a shift (heading frame, m/s / ``VELOCITY_SCALE``) of the COM velocity target;
+- ``tempo`` (cards with ACTION_SIZE actions): how much of the tempo rule's tempo a moving body
+  keeps, 1 + TEMPO_SCALE * a for a in [-1, 0] (a tired body may pace itself slower than the rule;
+  a positive action keeps the rule's tempo).  Older cards have the first LANDING_VELOCITY actions.
+
+Fatigue gate: a card may say the policy acts only on a tired body (``gate.fatigue_rc``: its
+corrections grow from nothing where the legs' weakest residual capacity falls below the first value
+to all of them at the second).  A fresh body then follows the rule exactly (the rule tracks a fresh
+take to millimetres; a policy that always corrects costs fresh takes accuracy), and the policy costs
+nothing while the body is fresh.
 
 Two kinds of observation: "phase" (a per-clip policy knows where it is in its one clip) and
 "window" (a general policy reads the next REFERENCE_WINDOW seconds of any clip instead).  Both
@@ -40,7 +49,12 @@ POLICY_RATE = 30.0                    # Hz: policy decisions per second of simul
 LANDING_SCALE = 0.15                   # m (1.62 m body) of landing shift per unit action
 VELOCITY_SCALE = 0.3                   # m/s of COM velocity target shift per unit action
 REFERENCE_WINDOW = (0.1, 0.2, 0.4)     # s ahead (at the current tempo) a general policy reads
-ACTION_SIZE = 6                        # landing xy per foot (4), COM velocity xy (2)
+LANDING_VELOCITY = 6                   # landing xy per foot (4), COM velocity xy (2)
+ACTION_SIZE = 7                        # ... and the share of the tempo kept
+ACTION_SIZES = (LANDING_VELOCITY, ACTION_SIZE)
+ACTION_LAYOUT = ("right landing x", "right landing y", "left landing x", "left landing y", "COM velocity x",
+                 "COM velocity y", "tempo kept")
+TEMPO_SCALE = 0.3                      # share of the tempo a full negative tempo action gives up
 KINDS = ("phase", "window")
 FAMILIARITY_NOTE = ("familiar_z2: corrections fade from the first to the second value of the mean squared "
                     "normalised observation (runtime/policy.py)")
@@ -112,7 +126,8 @@ def attach(sim, policy) -> None:
 
 
 def apply(sim, action: np.ndarray) -> None:
-    """Set the simulator's corrections from an action in [-1, 1] (heading frame, scaled)."""
+    """Set the simulator's corrections from an action in [-1, 1] (heading frame, scaled; the
+    tempo's share where the action has one)."""
     a = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
     c, s = _heading(sim)
     scale = sim.body.height / 1.62
@@ -123,6 +138,31 @@ def apply(sim, action: np.ndarray) -> None:
     sim.landing_adjust[0] = world(a[0], a[1]) * (LANDING_SCALE * scale)
     sim.landing_adjust[1] = world(a[2], a[3]) * (LANDING_SCALE * scale)
     sim.velocity_adjust[:] = world(a[4], a[5]) * VELOCITY_SCALE
+    if len(a) > LANDING_VELOCITY:
+        sim.tempo_adjust = 1.0 + TEMPO_SCALE * min(float(a[LANDING_VELOCITY]), 0.0)
+
+
+def release(sim) -> None:
+    """Hand the simulator back to the rule alone (no shifts, all of the tempo)."""
+    sim.landing_adjust[:] = 0.0
+    sim.velocity_adjust[:] = 0.0
+    sim.tempo_adjust = 1.0
+
+
+def legs_capacity(sim) -> float:
+    """The weakest leg DoF's residual capacity (1 for a body without fatigue)."""
+    if sim.fatigue is None:
+        return 1.0
+    return float(sim.fatigue.model.residual_capacity[sim.body.leg_dofs.ravel()].min())
+
+
+def fatigue_gate(bounds: tuple[float, float] | None, capacity: float) -> float:
+    """How much of its corrections a fatigue-gated policy applies at the legs' ``capacity``: 0 at
+    or above ``bounds[0]``, all at or below ``bounds[1]``, linear between; 1 without bounds."""
+    if bounds is None:
+        return 1.0
+    fresh, tired = bounds
+    return min(max((fresh - capacity) / (fresh - tired), 0.0), 1.0)
 
 
 @dataclass
@@ -175,13 +215,17 @@ class SrbPolicy:
         if card["observation"]["size"] != size or mlp.weights[0].shape[0] != size:
             raise PolicyError(f"policy expects {mlp.weights[0].shape[0]} observations, this version makes {size}: "
                               "retrain it (./fatigue train srb)")
-        if mlp.weights[-1].shape[1] != ACTION_SIZE:
-            raise PolicyError(f"policy has {mlp.weights[-1].shape[1]} actions, {ACTION_SIZE} expected")
+        if mlp.weights[-1].shape[1] not in ACTION_SIZES:
+            raise PolicyError(f"policy has {mlp.weights[-1].shape[1]} actions, one of {ACTION_SIZES} expected")
         self.name = card.get("name", "srb policy")
         bounds = card["observation"].get("familiar_z2")
         if bounds is not None and not (len(bounds) == 2 and 0.0 < float(bounds[0]) < float(bounds[1])):
             raise PolicyError(f"model card familiar_z2 {bounds!r}: expected [low, high] with 0 < low < high")
         self.familiar_z2 = None if bounds is None else (float(bounds[0]), float(bounds[1]))
+        gate = card.get("gate", {}).get("fatigue_rc")
+        if gate is not None and not (len(gate) == 2 and 1.0 >= float(gate[0]) > float(gate[1]) >= 0.0):
+            raise PolicyError(f"model card gate.fatigue_rc {gate!r}: expected [fresh, tired] with 1 >= fresh > tired >= 0")
+        self.gate = None if gate is None else (float(gate[0]), float(gate[1]))
 
     @classmethod
     def load(cls, path: str | Path) -> "SrbPolicy":
@@ -204,8 +248,12 @@ class SrbPolicy:
         return min(max((high - unfamiliarity(self.mlp, obs)) / (high - low), 0.0), 1.0)
 
     def control(self, sim) -> None:
+        share = 1.0 if self.gate is None else fatigue_gate(self.gate, legs_capacity(sim))
+        if share == 0.0:
+            release(sim)
+            return
         obs = observe(sim, self.kind)
-        apply(sim, self.confidence(obs) * self.mlp(obs))
+        apply(sim, share * self.confidence(obs) * self.mlp(obs))
 
 
 def default_policy() -> SrbPolicy | None:

@@ -164,11 +164,13 @@ class SrbSimulator:
         self.leg_dofs = body.leg_dofs.ravel()
         self.upper_dofs = np.setdiff1d(np.arange(len(body.tau_max)), self.leg_dofs)   # trunk, neck, arms
         # A policy (runtime.srb.policy) corrects the rule every control step: swing-foot landing
-        # shifts and a COM velocity target shift, world xy; zero without one.
+        # shifts and a COM velocity target shift, world xy, and a share of the tempo it keeps;
+        # zero shifts and all of the tempo without one.
         self.controller = None
         self.control_every = 1
         self.landing_adjust = np.zeros((2, 2))
         self.velocity_adjust = np.zeros(2)
+        self.tempo_adjust = 1.0
         self.steps = 0
 
     @property
@@ -238,7 +240,8 @@ class SrbSimulator:
             self.stopping = True
             self.continue_from_here(r)
             self.events.append(Event(self.time, "halt"))
-        rate = 0.0 if (holding or ((self.resting or self.stopping) and not still)) else (self.tempo if moving else 1.0)
+        pace = self.tempo * self.tempo_adjust if moving else 1.0
+        rate = 0.0 if (holding or ((self.resting or self.stopping) and not still)) else pace
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate, sped = flight_rate(ref, phase, self.p, self.v, self.com_target)
             self.flight_sped = self.flight_sped or sped

@@ -47,10 +47,16 @@ class Config:
     seed: int = 0
     held_out: list[str] = field(default_factory=list)
     split: str = ""               # "train": the clips are the fixed split's training side (runtime/train/split.py)
+    actions: int = pol.ACTION_SIZE  # pol.ACTION_SIZES: with or without the tempo
+    gate: tuple[float, float] | None = (0.9, 0.6)   # legs' RC where corrections start, and are whole (policy.fatigue_gate)
+    action_penalty: float = srb_env.ACTION_PENALTY  # per unit mean squared action applied
 
     @property
     def batch(self) -> int:
         return self.workers * self.envs_per_worker * self.horizon
+
+
+COMPARE_EPISODES = 40   # training episodes acted out by the rule and by the trained policy's mean action
 
 
 # -- networks -----------------------------------------------------------------------------------
@@ -108,10 +114,12 @@ class Normaliser:
 
 
 # -- rollout workers ----------------------------------------------------------------------------
-def _worker(conn, clips: list[str], kind: str, envs: int, seed: int, augment: bool = False) -> None:
+def _worker(conn, clips: list[str], kind: str, envs: int, seed: int, augment: bool = False,
+            gate: tuple[float, float] | None = None, action_penalty: float = srb_env.ACTION_PENALTY) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     prepared = srb_env.prepare_all(clips, augment)
-    pool = [srb_env.SrbEnv(prepared, kind, seed * 1000 + i) for i in range(envs)]
+    pool = [srb_env.SrbEnv(prepared, kind, seed * 1000 + i, gate=gate, action_penalty=action_penalty)
+            for i in range(envs)]
     obs = [env.reset() for env in pool]
     returns = [0.0] * envs
     lengths = [0] * envs
@@ -158,7 +166,8 @@ class Rollouts:
         for w in range(cfg.workers):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, args=(child, cfg.clips, cfg.kind, cfg.envs_per_worker,
-                                                     cfg.seed * 100 + w, cfg.augment), daemon=True)
+                                                     cfg.seed * 100 + w, cfg.augment, _gate(cfg),
+                                                     cfg.action_penalty), daemon=True)
             proc.start()
             self.conns.append(parent)
             self.procs.append(proc)
@@ -184,6 +193,10 @@ class Rollouts:
                 proc.kill()
 
 
+def _gate(cfg: Config) -> tuple[float, float] | None:
+    return None if cfg.gate is None else (float(cfg.gate[0]), float(cfg.gate[1]))
+
+
 # -- training -----------------------------------------------------------------------------------
 def _gae(cfg: Config, values, next_values, rew, fell, over):
     """Advantages over a (T, N) batch; a fall is terminal, a time limit bootstraps."""
@@ -206,7 +219,9 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)
     obs_size = pol.observation_size(cfg.kind)
-    net = ActorCritic(obs_size, pol.ACTION_SIZE, cfg.hidden, cfg.init_log_std)
+    if cfg.actions not in pol.ACTION_SIZES:
+        raise ValueError(f"actions {cfg.actions}: use one of {pol.ACTION_SIZES}")
+    net = ActorCritic(obs_size, cfg.actions, cfg.hidden, cfg.init_log_std)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     norm = Normaliser(obs_size)
     curve: list[dict] = []
@@ -217,7 +232,8 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
             raise FileNotFoundError(f"--resume: no checkpoint in {out}")
         state = torch.load(ckpt, weights_only=False)
         if (state["config"]["clips"] != cfg.clips or state["config"]["kind"] != cfg.kind
-                or state["config"].get("augment", False) != cfg.augment):
+                or state["config"].get("augment", False) != cfg.augment
+                or state["config"].get("actions", pol.LANDING_VELOCITY) != cfg.actions):
             raise ValueError(f"--resume: the checkpoint in {out} was trained on {state['config']['clips']} "
                              f"({state['config']['kind']}, augment {state['config'].get('augment', False)}); "
                              f"give the same --clips, --kind and --augment")
@@ -264,8 +280,17 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
         rollouts.close()
     with torch.no_grad():
         final = net.to_numpy(norm.mean, norm.std)
-    familiar = srb_env.familiar_z2(final, cfg.kind, srb_env.prepare_all(cfg.clips, cfg.augment), seed=cfg.seed)
-    export(cfg, net, norm, curve, out, familiar=familiar)
+    prepared = srb_env.prepare_all(cfg.clips, cfg.augment)
+    familiar = srb_env.familiar_z2(final, cfg.kind, prepared, seed=cfg.seed, gate=_gate(cfg))
+    # The same episodes acted out by the rule alone and by the policy's mean action: did it learn?
+    against_rule = {side: srb_env.mean_reward(m, cfg.kind, prepared, COMPARE_EPISODES, seed=cfg.seed + 1,
+                                              gate=_gate(cfg), action_penalty=cfg.action_penalty)
+                    for side, m in (("rule", None), ("policy", final))}
+    log("mean action over {episodes} training episodes: reward per step {r:.4f} (the rule alone {z:.4f}), "
+        "falls {f} (the rule {g})".format(episodes=COMPARE_EPISODES, r=against_rule["policy"]["reward_per_step"],
+                                          z=against_rule["rule"]["reward_per_step"],
+                                          f=against_rule["policy"]["falls"], g=against_rule["rule"]["falls"]))
+    export(cfg, net, norm, curve, out, familiar=familiar, against_rule=against_rule)
     return {"curve": curve, "steps": steps_done, "done": steps_done >= cfg.steps}
 
 
@@ -310,7 +335,7 @@ def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, o
 
 
 def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], out: Path,
-           name: str = "srb_policy", familiar: list[float] | None = None) -> Path:
+           name: str = "srb_policy", familiar: list[float] | None = None, against_rule: dict | None = None) -> Path:
     """Weights (.npz, numpy inference) and model card (.json) side by side, plus the curve PNG."""
     with torch.no_grad():
         mlp_ = net.to_numpy(norm.mean, norm.std)
@@ -323,10 +348,11 @@ def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], o
                         "control_rate_hz": pol.POLICY_RATE, "reference_window_s": list(pol.REFERENCE_WINDOW),
                         "terms": "runtime/srb/policy.py: observe()", "normalisation": "obs_mean/obs_std in the .npz, "
                         "clipped to +-10 after normalising"},
-        "action": {"size": pol.ACTION_SIZE, "layout": ["right landing x", "right landing y", "left landing x",
-                                                       "left landing y", "COM velocity x", "COM velocity y"],
+        "action": {"size": cfg.actions, "layout": list(pol.ACTION_LAYOUT[:cfg.actions]),
                    "frame": "heading", "landing_scale_m": pol.LANDING_SCALE,
-                   "velocity_scale_m_s": pol.VELOCITY_SCALE, "range": [-1, 1]},
+                   "velocity_scale_m_s": pol.VELOCITY_SCALE, "range": [-1, 1],
+                   **({"tempo": f"keeps 1 + {pol.TEMPO_SCALE:g} min(a, 0) of the tempo rule's tempo"}
+                      if cfg.actions > pol.LANDING_VELOCITY else {})},
         "network": {"hidden": list(cfg.hidden), "activation": "tanh", "output": "linear (mean action)"},
         "training": {"algorithm": "PPO", "clips": cfg.clips, "held_out": cfg.held_out,
                      "steps": curve[-1]["steps"] if curve else 0, "iterations": len(curve),
@@ -335,16 +361,21 @@ def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], o
                      "torch": torch.__version__,
                      "fatigue": {"fresh_share": srb_env.FRESH_SHARE, "time_scale": list(srb_env.TIME_SCALE_RANGE),
                                  "fitness": [0.0, 1.0], "initial_fatigue": [0.0, srb_env.INITIAL_FATIGUE_MAX]},
-                     "reward": srb_env.REWARD_TERMS.replace("ACTION_PENALTY", f"{srb_env.ACTION_PENALTY:g}")
+                     "reward": srb_env.REWARD_TERMS.replace("ACTION_PENALTY", f"{cfg.action_penalty:g}")
                      .replace("FALL_REWARD", f"{srb_env.FALL_REWARD:g}"),
                      "data": {"split": f"runtime/train/split.json ({cfg.split} side)" if cfg.split else "as given",
                               "bench": [c for c in cfg.clips if not c.endswith(".npz")],
                               "corpus": [Path(c).name.removesuffix(".fresh.npz") for c in cfg.clips if c.endswith(".npz")],
                               "augment": "mirrored, 0.8x and 1.25x" if cfg.augment else "none",
                               "long_takes": f"pieces of {srb_env.SEGMENT_SECONDS:g} s"},
-                     "config": asdict(cfg)},
+                     "config": asdict(cfg),
+                     **({"mean_action_against_rule": against_rule} if against_rule else {})},
         "evaluation": {},
     }
+    if cfg.gate is not None:
+        card["gate"] = {"fatigue_rc": list(_gate(cfg)),
+                        "about": "corrections fade in as the legs' weakest residual capacity falls from the first "
+                                 "value to the second; a fresh body follows the rule (runtime/srb/policy.py)"}
     if familiar is not None:
         card["observation"]["familiar_z2"] = familiar
         card["observation"]["familiarity"] = pol.FAMILIARITY_NOTE

@@ -43,11 +43,13 @@ SEGMENT_SECONDS = 10.0              # a long performance trains in pieces this l
 POSE_WEIGHT, COM_WEIGHT, COM_VEL_WEIGHT, ALIVE_WEIGHT = 0.4, 0.3, 0.2, 0.1
 POSE_SIGMA = 0.15                   # rad: rms leg-and-pelvis angle error at which the pose term is 1/e
 EFFORT_WEIGHT = 0.2                 # per unit mean (tau / (RC * tau_max))^2 over the leg DoFs (tired episodes)
+PROGRESS_WEIGHT = 0.2               # per control step played at full speed: a rest or a slower tempo earns less
 REWARD_TERMS = (f"{POSE_WEIGHT:g} exp(-mean(angle(leg joints and pelvis, reference at the current phase)^2) / "
                 f"{POSE_SIGMA:g}^2) + {COM_WEIGHT:g} exp(-|COM position error / scale|^2 / 0.08^2) "
                 f"+ {COM_VEL_WEIGHT:g} exp(-|COM velocity error|^2 / 0.6^2) + {ALIVE_WEIGHT:g} (alive) "
                 f"- {EFFORT_WEIGHT:g} mean over leg DoFs (tau / (RC tau_max))^2 (under fatigue) "
-                "- ACTION_PENALTY * mean squared action; a fall: FALL_REWARD, the episode ends")
+                f"+ {PROGRESS_WEIGHT:g} min(source seconds played / seconds taken, 1) "
+                "- ACTION_PENALTY * mean squared action applied; a fall: FALL_REWARD, the episode ends")
 
 
 @dataclass
@@ -139,9 +141,12 @@ def effort(sim: srb.SrbSimulator) -> float:
     return float(np.mean(load ** 2))
 
 
-def reward(sim: srb.SrbSimulator, action: np.ndarray) -> float:
-    """Track the reference's pose (legs and pelvis) and centre of mass (position, then velocity),
-    stay up, spend a tired body's strength sparingly, act gently (REWARD_TERMS)."""
+def reward(sim: srb.SrbSimulator, action: np.ndarray, progress: float = 1.0,
+           action_penalty: float = ACTION_PENALTY) -> float:
+    """Track the reference's pose (legs and pelvis) and centre of mass (position, then velocity)
+    where the body is in the source now (being late costs only ``progress``: the share of real
+    time the source advanced), stay up, spend a tired body's strength sparingly, play the
+    performance on, act gently (REWARD_TERMS)."""
     ref = sim.ref
     r = ref.sample(min(sim.phase, ref.duration))
     rate = 0.0 if sim.resting else sim.tempo
@@ -153,17 +158,19 @@ def reward(sim: srb.SrbSimulator, action: np.ndarray) -> float:
     return (POSE_WEIGHT * math.exp(-pose_error(sim) / POSE_SIGMA ** 2)
             + COM_WEIGHT * math.exp(-float(e_p @ e_p) / 0.08 ** 2)
             + COM_VEL_WEIGHT * math.exp(-float(e_v @ e_v) / 0.6 ** 2)
-            + ALIVE_WEIGHT - EFFORT_WEIGHT * effort(sim) - ACTION_PENALTY * float(action @ action) / len(action))
+            + ALIVE_WEIGHT - EFFORT_WEIGHT * effort(sim) + PROGRESS_WEIGHT * min(max(progress, 0.0), 1.0)
+            - action_penalty * float(action @ action) / len(action))
 
 
 class SrbEnv:
     """One episode at a time over ``prepared`` clips; ``reset`` then ``step(action)``."""
 
     def __init__(self, prepared: list[PreparedClip], kind: str, seed: int,
-                 episode_seconds: float = EPISODE_SECONDS):
+                 episode_seconds: float = EPISODE_SECONDS, gate: tuple[float, float] | None = None,
+                 action_penalty: float = ACTION_PENALTY):
         if kind not in pol.KINDS:
             raise ValueError(f"observation kind {kind!r}: use one of {pol.KINDS}")
-        self.prepared, self.kind = prepared, kind
+        self.prepared, self.kind, self.gate, self.action_penalty = prepared, kind, gate, action_penalty
         self.rng = np.random.default_rng(seed)
         self.episode_seconds = episode_seconds
         self.sim: srb.SrbSimulator | None = None
@@ -185,17 +192,21 @@ class SrbEnv:
         return pol.observe(sim, self.kind)
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool]:
-        """Apply ``action`` for one control step: (observation, reward, fell, episode over)."""
+        """Apply ``action`` for one control step (scaled by the fatigue gate, as the bake does):
+        (observation, reward, fell, episode over)."""
         sim = self.sim
-        action = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
+        action = pol.fatigue_gate(self.gate, pol.legs_capacity(sim)) * np.clip(
+            np.asarray(action, dtype=np.float64), -1.0, 1.0)
         pol.apply(sim, action)
+        phase, time = sim.phase, sim.time
         for _ in range(sim.control_every):
             sim.step()
             if sim.fallen:
                 break
         fell = sim.fallen
         over = fell or sim.phase >= sim.ref.duration - 1e-9 or sim.time >= self.episode_seconds
-        r = FALL_REWARD if fell else reward(sim, action)
+        progress = (sim.phase - phase) / max(sim.time - time, 1e-9)
+        r = FALL_REWARD if fell else reward(sim, action, progress, self.action_penalty)
         return pol.observe(sim, self.kind), r, fell, over
 
 
@@ -215,20 +226,40 @@ def prepare_all(names: list[str], augment: bool = False) -> list[PreparedClip]:
 
 
 def familiar_z2(mlp: pol.Mlp, kind: str, prepared: list[PreparedClip], steps: int = FAMILIAR_STEPS,
-                seed: int = 0) -> list[float]:
+                seed: int = 0, gate: tuple[float, float] | None = None) -> list[float]:
     """Familiarity bounds for a model card (see runtime.srb.policy): the 99th percentile of the
     unfamiliarity of what the policy sees over ``steps`` control steps of rollouts of its training
-    clips, under the training's random fatigue and acting with its mean action, and twice that."""
-    env = SrbEnv(prepared, kind, seed)
+    clips (where its ``gate`` lets it act), under the training's random fatigue and acting with its
+    mean action, and twice that."""
+    env = SrbEnv(prepared, kind, seed, gate=gate)
     seen = []
     obs = env.reset()
-    while len(seen) < steps:
-        seen.append(pol.unfamiliarity(mlp, obs))
+    for _ in range(10 * steps):           # a gated policy is silent, and not measured, on a fresh body
+        if len(seen) >= steps:
+            break
+        if pol.fatigue_gate(gate, pol.legs_capacity(env.sim)) > 0.0:
+            seen.append(pol.unfamiliarity(mlp, obs))
         obs, _, _, over = env.step(mlp(obs))
         if over:
             obs = env.reset()
     low = float(np.percentile(seen, FAMILIAR_PERCENTILE))
     return [low, 2.0 * low]
+
+
+def mean_reward(mlp: pol.Mlp | None, kind: str, prepared: list[PreparedClip], episodes: int,
+                seed: int = 0, gate: tuple[float, float] | None = None, action_penalty: float = ACTION_PENALTY) -> dict:
+    """Reward per control step and falls over the same ``episodes`` (same clips, fatigue and
+    starts for any policy) acting with ``mlp``'s mean action, or as the rule alone (None): the
+    learning signal without the exploration noise of the training curve."""
+    env = SrbEnv(prepared, kind, seed, gate=gate, action_penalty=action_penalty)
+    total, steps, falls = 0.0, 0, 0
+    rule = np.zeros(pol.ACTION_SIZE)
+    for _ in range(episodes):
+        obs, over = env.reset(), False
+        while not over:
+            obs, r, fell, over = env.step(rule if mlp is None else mlp(obs))
+            total, steps, falls = total + r, steps + 1, falls + int(fell)
+    return {"reward_per_step": total / max(steps, 1), "steps": steps, "falls": falls, "episodes": episodes}
 
 
 class _Held:

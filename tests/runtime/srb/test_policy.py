@@ -98,6 +98,70 @@ def test_a_policy_steps_back_to_the_rule_where_it_does_not_know_the_motion(walk_
         pol.SrbPolicy(mlp, dict(card, observation=dict(card["observation"], familiar_z2=[3.0, 1.0])))
 
 
+def test_the_tempo_action_keeps_a_share_of_the_rules_tempo(walk_sim):
+    """Only a negative tempo action slows (a tired body may pace itself below the rule, never
+    above it); an older six-action policy leaves the tempo to the rule."""
+    ref, body = walk_sim
+    sim = srb.SrbSimulator(ref, body)
+    for a, kept in ((-1.0, 1.0 - pol.TEMPO_SCALE), (-0.5, 1.0 - 0.5 * pol.TEMPO_SCALE), (0.0, 1.0), (1.0, 1.0)):
+        pol.apply(sim, np.r_[np.zeros(pol.LANDING_VELOCITY), a])
+        assert sim.tempo_adjust == pytest.approx(kept)
+    pol.apply(sim, np.r_[np.zeros(pol.LANDING_VELOCITY), -1.0])
+    pol.apply(sim, np.zeros(pol.LANDING_VELOCITY))
+    assert sim.tempo_adjust == pytest.approx(1.0 - pol.TEMPO_SCALE)      # untouched by a six-action policy
+    pol.release(sim)
+    assert sim.tempo_adjust == 1.0 and not sim.landing_adjust.any() and not sim.velocity_adjust.any()
+
+
+def test_the_fatigue_gate_fades_the_corrections_in_as_the_legs_tire():
+    assert pol.fatigue_gate(None, 1.0) == 1.0
+    assert pol.fatigue_gate((0.9, 0.6), 1.0) == 0.0 and pol.fatigue_gate((0.9, 0.6), 0.9) == 0.0
+    assert pol.fatigue_gate((0.9, 0.6), 0.75) == pytest.approx(0.5)
+    assert pol.fatigue_gate((0.9, 0.6), 0.6) == 1.0 and pol.fatigue_gate((0.9, 0.6), 0.1) == 1.0
+    mlp = _zero_policy().mlp
+    card = {"name": "gated", "observation": {"kind": "window", "size": pol.observation_size("window")}}
+    for bad in ([0.6, 0.9], [1.2, 0.5], [0.5]):
+        with pytest.raises(errors.PolicyError, match="gate"):
+            pol.SrbPolicy(mlp, dict(card, gate={"fatigue_rc": bad}))
+
+
+class _Counting(pol.SrbPolicy):
+    looked = 0
+
+    def control(self, sim) -> None:
+        real = pol.observe
+
+        def counted(*args):
+            type(self).looked += 1
+            return real(*args)
+        pol.observe = counted
+        try:
+            super().control(sim)
+        finally:
+            pol.observe = real
+
+
+@pytest.mark.slow
+def test_a_gated_policy_leaves_a_fresh_body_to_the_rule_and_paces_a_tired_one():
+    """A policy that always slows and shifts, gated on the legs' capacity: fresh, the take is the
+    rule's bit for bit and the policy never even looks; tired, it acts, and the take plays slower."""
+    sizes = [pol.observation_size("window"), pol.ACTION_SIZE]
+    bias = np.r_[np.full(pol.LANDING_VELOCITY, 0.2), -1.0]
+    mlp = pol.Mlp([np.zeros((sizes[0], sizes[1]))], [bias], np.zeros(sizes[0]), np.ones(sizes[0]))
+    card = {"name": "gated", "observation": {"kind": "window", "size": sizes[0]}, "gate": {"fatigue_rc": [0.9, 0.6]}}
+    walk = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))
+    plain = simulate.simulate(walk, None, seconds=1.5, out_fps=30, simulate_limbs=False)
+    _Counting.looked = 0
+    gated = simulate.simulate(walk, None, seconds=1.5, out_fps=30, simulate_limbs=False, policy=_Counting(mlp, card))
+    assert np.array_equal(plain.clip.joint_rots, gated.clip.joint_rots) and np.array_equal(plain.com, gated.com)
+    assert _Counting.looked == 0
+    tired = schedule.from_fitness(0.0, fps=30, time_scale=40, initial_fatigue=0.5)
+    rule = simulate.simulate(walk, tired, seconds=3.0, out_fps=30, simulate_limbs=False)
+    paced = simulate.simulate(walk, tired, seconds=3.0, out_fps=30, simulate_limbs=False, policy=_Counting(mlp, card))
+    assert _Counting.looked > 0
+    assert paced.clip.frames > rule.clip.frames          # the same source, played slower
+
+
 @pytest.mark.slow
 def test_a_policy_changes_the_take_deterministically():
     rng = np.random.default_rng(0)
@@ -145,7 +209,7 @@ def test_shipped_model_card_matches_its_weights(path):
         hidden = [z[f"w{i}"].shape[1] for i in range(len(card["network"]["hidden"]))]
     assert hidden == card["network"]["hidden"]
     assert card["observation"]["size"] == pol.observation_size(card["observation"]["kind"])
-    assert card["action"]["size"] == pol.ACTION_SIZE
+    assert card["action"]["size"] in pol.ACTION_SIZES and card["action"]["size"] == loaded.mlp.biases[-1].shape[0]
     assert card["action"]["landing_scale_m"] == pol.LANDING_SCALE
     assert card["action"]["velocity_scale_m_s"] == pol.VELOCITY_SCALE
     assert card["training"]["clips"] and not set(card["training"]["clips"]) & set(card["training"]["held_out"])

@@ -37,8 +37,12 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
     assert "fall" in card["training"]["reward"] and "ACTION_PENALTY" not in card["training"]["reward"]
     low, high = card["observation"]["familiar_z2"]      # measured on rollouts of its training clips
     assert 0.0 < low < high
+    assert card["gate"]["fatigue_rc"] == [0.9, 0.6] and card["action"]["layout"][-1] == "tempo kept"
+    against = card["training"]["mean_action_against_rule"]   # the same episodes, rule alone and policy
+    assert against["rule"]["steps"] > 0 and against["rule"]["episodes"] == against["policy"]["episodes"]
     policy = pol.SrbPolicy.load(out / "srb_policy.npz")
     assert policy.mlp(np.zeros(pol.observation_size("window"))).shape == (pol.ACTION_SIZE,)
+    assert policy.gate == (0.9, 0.6)
 
     again = _train(*common, "--steps", "256", "--resume")
     assert again.returncode == 0, again.stderr
@@ -53,6 +57,21 @@ def test_a_tiny_run_writes_weights_card_curve_and_resumes(tmp_path):
         assert set(a.files) == set(b.files)
     first_curve = json.loads((twin / "learning_curve.json").read_text())
     assert first_curve[0]["reward_per_step"] == curve[0]["reward_per_step"]
+
+
+@pytest.mark.slow
+def test_an_ungated_landing_only_policy_trains_as_before(tmp_path):
+    pytest.importorskip("torch")
+    from runtime.srb import policy as pol
+
+    out = tmp_path / "run"
+    done = _train("--clips", "walk", "--out", str(out), "--workers", "1", "--envs", "2", "--steps", "128",
+                  "--no-tempo", "--gate", "none")
+    assert done.returncode == 0, done.stderr
+    card = json.loads((out / "srb_policy.json").read_text())
+    assert "gate" not in card and card["action"]["size"] == pol.LANDING_VELOCITY
+    policy = pol.SrbPolicy.load(out / "srb_policy.npz")
+    assert policy.gate is None and policy.mlp.biases[-1].shape == (pol.LANDING_VELOCITY,)
 
 
 @pytest.mark.slow
@@ -80,6 +99,7 @@ def test_minutes_stops_on_a_saved_iteration_and_resume_continues(tmp_path):
     (["--clips", "walk", "--steps", "10", "--resume"], "no checkpoint"),
     (["--clips", "walk", "--kind", "phase", "--augment", "--steps", "10"], "--augment is for window policies"),
     (["--steps", "10"], "either --clips or --split train"),
+    (["--clips", "walk", "--steps", "10", "--gate", "0.5,0.9"], "--gate"),
     (["--clips", "walk", "--split", "train", "--steps", "10"], "either --clips or --split train"),
     (["--split", "train", "--cache", "/nonexistent/train_clips", "--steps", "10"], "run ./fatigue train-clips first"),
 ])
