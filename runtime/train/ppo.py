@@ -131,12 +131,13 @@ def _worker(conn, clips: list[str], kind: str, envs: int, seed: int, augment: bo
         policy = pol.Mlp.from_arrays(arrays)
         rng = np.random.default_rng(noise_seed)
         std = repeatable.exp(log_std)
-        out = {k: [] for k in ("obs", "act", "rew", "fell", "over", "next_obs")}
+        out = {k: [] for k in ("obs", "act", "rew", "fell", "over", "next_obs", "share")}
         finished = []
         for _ in range(horizon):
             for i, env in enumerate(pool):
                 mean = policy(obs[i])
                 act = mean + std * rng.standard_normal(mean.shape)
+                out["share"].append(pol.fatigue_gate(env.gate, pol.legs_capacity(env.sim)))
                 nxt, r, fell, over = env.step(act)
                 out["obs"].append(obs[i])
                 out["act"].append(act)
@@ -296,42 +297,55 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
 
 def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, obs: np.ndarray,
             iteration: int) -> dict:
+    """One PPO update.  The critic learns the return per step (return x (1 - gamma), about 1, not
+    about 100), and actor and critic clip their gradients each on its own: with one clip over both,
+    the critic's large early errors shrank the actor's steps to nothing.  Only steps where the
+    policy acted (its fatigue gate open) teach the actor; elsewhere its action changed nothing."""
     T, N = batch["rew"].shape[:2]
     mean, std = norm.mean, norm.std
+    per_step = 1.0 - cfg.gamma
 
     def normed(x):
         return torch.from_numpy(np.clip((x - mean) / std, -10.0, 10.0))
 
     obs_t = normed(obs)
     with torch.no_grad():
-        values = net.critic(obs_t).numpy().reshape(T, N)
-        next_values = net.critic(normed(batch["next_obs"].reshape(T * N, -1))).numpy().reshape(T, N)
+        values = net.critic(obs_t).numpy().reshape(T, N) / per_step
+        next_values = net.critic(normed(batch["next_obs"].reshape(T * N, -1))).numpy().reshape(T, N) / per_step
         act_t = torch.from_numpy(batch["act"].reshape(T * N, -1))
         dist = torch.distributions.Normal(net.actor(obs_t), net.log_std.exp())
         old_logp = dist.log_prob(act_t).sum(-1)
     adv, ret = _gae(cfg, values, next_values, batch["rew"][..., 0], batch["fell"][..., 0], batch["over"][..., 0])
+    acted = torch.from_numpy(batch["share"].reshape(-1) > 0.0) if "share" in batch else torch.ones(T * N, dtype=torch.bool)
     adv_t = torch.from_numpy(adv.reshape(-1))
-    adv_t = (adv_t - adv_t.mean()) / (adv_t.std() + 1e-8)
-    ret_t = torch.from_numpy(ret.reshape(-1))
+    if bool(acted.any()):
+        adv_t = (adv_t - adv_t[acted].mean()) / (adv_t[acted].std() + 1e-8)
+    ret_t = torch.from_numpy(ret.reshape(-1) * per_step)
+    actor_params = [*net.actor.parameters(), net.log_std]
     gen = torch.Generator().manual_seed(cfg.seed * 7919 + iteration)
     losses = []
     for _ in range(cfg.epochs):
         order = torch.randperm(len(obs), generator=gen)
         for start in range(0, len(obs), cfg.minibatch):
             idx = order[start:start + cfg.minibatch]
-            dist = torch.distributions.Normal(net.actor(obs_t[idx]), net.log_std.exp())
-            logp = dist.log_prob(act_t[idx]).sum(-1)
-            ratio = (logp - old_logp[idx]).exp()
-            a = adv_t[idx]
-            policy_loss = -torch.min(ratio * a, ratio.clamp(1 - cfg.clip_ratio, 1 + cfg.clip_ratio) * a).mean()
             value_loss = 0.5 * ((net.critic(obs_t[idx]).squeeze(-1) - ret_t[idx]) ** 2).mean()
+            mine = idx[acted[idx]]
+            if len(mine):
+                dist = torch.distributions.Normal(net.actor(obs_t[mine]), net.log_std.exp())
+                ratio = (dist.log_prob(act_t[mine]).sum(-1) - old_logp[mine]).exp()
+                a = adv_t[mine]
+                policy_loss = -torch.min(ratio * a, ratio.clamp(1 - cfg.clip_ratio, 1 + cfg.clip_ratio) * a).mean()
+            else:
+                policy_loss = torch.zeros((), dtype=torch.float64)
             loss = policy_loss + 0.5 * value_loss
             opt.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+            nn.utils.clip_grad_norm_(actor_params, 0.5)
+            nn.utils.clip_grad_norm_(net.critic.parameters(), 0.5)
             opt.step()
             losses.append((policy_loss.item(), value_loss.item()))
-    return {"policy_loss": float(np.mean([l[0] for l in losses])), "value_loss": float(np.mean([l[1] for l in losses]))}
+    return {"policy_loss": float(np.mean([l[0] for l in losses])), "value_loss": float(np.mean([l[1] for l in losses])),
+            "acted_share": float(acted.double().mean())}
 
 
 def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], out: Path,
