@@ -72,6 +72,9 @@ def main(argv: list[str]) -> int:
                     help="reward lost per unit mean squared action applied (default: runtime/train/srb_env.py)")
     ap.add_argument("--gamma", type=float, default=None, help="discount per control step (default 0.99: about 3 s)")
     ap.add_argument("--init-log-std", type=float, default=None, help="log of the starting exploration std")
+    ap.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 3e-4)")
+    ap.add_argument("--mean-decay", type=float, default=None,
+                    help="loss per unit mean squared mean action: pulls corrections nothing asks for to zero")
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
@@ -100,6 +103,8 @@ def main(argv: list[str]) -> int:
         return _fail("--action-penalty must not be negative")
     if args.gamma is not None and not 0.0 < args.gamma < 1.0:
         return _fail("--gamma must be between 0 and 1")
+    if args.lr is not None and args.lr <= 0.0:
+        return _fail("--lr must be positive")
     gate = None
     if args.gate.strip().lower() != "none":
         try:
@@ -141,7 +146,8 @@ def main(argv: list[str]) -> int:
                      envs_per_worker=args.envs, seed=args.seed, held_out=held, augment=args.augment,
                      split=args.split or "", actions=pol.LANDING_VELOCITY if args.no_tempo else pol.ACTION_SIZE,
                      gate=gate, **{k: v for k, v in (("action_penalty", args.action_penalty), ("gamma", args.gamma),
-                                                     ("init_log_std", args.init_log_std)) if v is not None})
+                                                     ("init_log_std", args.init_log_std), ("lr", args.lr), ("mean_decay", args.mean_decay))
+                                                 if v is not None})
     try:
         result = ppo.train(cfg, args.out, resume=args.resume, max_minutes=args.minutes)
     except ValueError as exc:

@@ -50,6 +50,7 @@ class Config:
     actions: int = pol.ACTION_SIZE  # pol.ACTION_SIZES: with or without the tempo
     gate: tuple[float, float] | None = (0.9, 0.6)   # legs' RC where corrections start, and are whole (policy.fatigue_gate)
     action_penalty: float = srb_env.ACTION_PENALTY  # per unit mean squared action applied
+    mean_decay: float = 0.1       # loss per unit mean squared mean action: a correction no advantage asks for fades to the rule
 
     @property
     def batch(self) -> int:
@@ -300,7 +301,10 @@ def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, o
     """One PPO update.  The critic learns the return per step (return x (1 - gamma), about 1, not
     about 100), and actor and critic clip their gradients each on its own: with one clip over both,
     the critic's large early errors shrank the actor's steps to nothing.  Only steps where the
-    policy acted (its fatigue gate open) teach the actor; elsewhere its action changed nothing."""
+    policy acted (its fatigue gate open) teach the actor; elsewhere its action changed nothing.
+    The mean action decays toward zero (``mean_decay``): where the advantages are noise (a small
+    effect, a clipped or gated action) the corrections drifted to the range's ends and cost
+    tracking (measured: mean actions of rms 0.4-2.0, reward per step 0.911 against the rule's 0.972)."""
     T, N = batch["rew"].shape[:2]
     mean, std = norm.mean, norm.std
     per_step = 1.0 - cfg.gamma
@@ -330,6 +334,7 @@ def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, o
             idx = order[start:start + cfg.minibatch]
             value_loss = 0.5 * ((net.critic(obs_t[idx]).squeeze(-1) - ret_t[idx]) ** 2).mean()
             mine = idx[acted[idx]]
+            decay = cfg.mean_decay * (net.actor(obs_t[idx]) ** 2).mean()
             if len(mine):
                 dist = torch.distributions.Normal(net.actor(obs_t[mine]), net.log_std.exp())
                 ratio = (dist.log_prob(act_t[mine]).sum(-1) - old_logp[mine]).exp()
@@ -337,7 +342,7 @@ def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, o
                 policy_loss = -torch.min(ratio * a, ratio.clamp(1 - cfg.clip_ratio, 1 + cfg.clip_ratio) * a).mean()
             else:
                 policy_loss = torch.zeros((), dtype=torch.float64)
-            loss = policy_loss + 0.5 * value_loss
+            loss = policy_loss + 0.5 * value_loss + decay
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(actor_params, 0.5)
