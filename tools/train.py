@@ -142,12 +142,13 @@ def main(argv: list[str]) -> int:
     names = kept
     if args.resume and not (args.out / "checkpoint.pt").is_file():
         return _fail(f"--resume: no checkpoint in {args.out}")
+    tuning = {k: v for k, v in (("action_penalty", args.action_penalty), ("gamma", args.gamma),
+                                ("init_log_std", args.init_log_std), ("lr", args.lr), ("mean_decay", args.mean_decay))
+              if v is not None}
     cfg = ppo.Config(clips=names, kind=args.kind, steps=args.steps, workers=args.workers,
                      envs_per_worker=args.envs, seed=args.seed, held_out=held, augment=args.augment,
                      split=args.split or "", actions=pol.LANDING_VELOCITY if args.no_tempo else pol.ACTION_SIZE,
-                     gate=gate, **{k: v for k, v in (("action_penalty", args.action_penalty), ("gamma", args.gamma),
-                                                     ("init_log_std", args.init_log_std), ("lr", args.lr), ("mean_decay", args.mean_decay))
-                                                 if v is not None})
+                     gate=gate, **tuning)
     try:
         result = ppo.train(cfg, args.out, resume=args.resume, max_minutes=args.minutes)
     except ValueError as exc:

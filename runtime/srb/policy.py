@@ -224,7 +224,8 @@ class SrbPolicy:
         self.familiar_z2 = None if bounds is None else (float(bounds[0]), float(bounds[1]))
         gate = card.get("gate", {}).get("fatigue_rc")
         if gate is not None and not (len(gate) == 2 and 1.0 >= float(gate[0]) > float(gate[1]) >= 0.0):
-            raise PolicyError(f"model card gate.fatigue_rc {gate!r}: expected [fresh, tired] with 1 >= fresh > tired >= 0")
+            raise PolicyError(f"model card gate.fatigue_rc {gate!r}: expected [fresh, tired] "
+                              "with 1 >= fresh > tired >= 0")
         self.gate = None if gate is None else (float(gate[0]), float(gate[1]))
 
     @classmethod

@@ -48,9 +48,11 @@ class Config:
     held_out: list[str] = field(default_factory=list)
     split: str = ""               # "train": the clips are the fixed split's training side (runtime/train/split.py)
     actions: int = pol.ACTION_SIZE  # pol.ACTION_SIZES: with or without the tempo
-    gate: tuple[float, float] | None = (0.9, 0.6)   # legs' RC where corrections start, and are whole (policy.fatigue_gate)
+    # Legs' RC where the corrections start, and where they are whole (policy.fatigue_gate).
+    gate: tuple[float, float] | None = (0.9, 0.6)
     action_penalty: float = srb_env.ACTION_PENALTY  # per unit mean squared action applied
-    mean_decay: float = 0.1       # loss per unit mean squared mean action: a correction no advantage asks for fades to the rule
+    # Loss per unit mean squared mean action: a correction no advantage asks for fades to the rule.
+    mean_decay: float = 0.1
 
     @property
     def batch(self) -> int:
@@ -195,6 +197,10 @@ class Rollouts:
                 proc.kill()
 
 
+def _listed(gate) -> list[float] | None:
+    return None if gate is None else [float(v) for v in gate]
+
+
 def _gate(cfg: Config) -> tuple[float, float] | None:
     return None if cfg.gate is None else (float(cfg.gate[0]), float(cfg.gate[1]))
 
@@ -235,10 +241,11 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
         state = torch.load(ckpt, weights_only=False)
         if (state["config"]["clips"] != cfg.clips or state["config"]["kind"] != cfg.kind
                 or state["config"].get("augment", False) != cfg.augment
-                or state["config"].get("actions", pol.LANDING_VELOCITY) != cfg.actions):
+                or state["config"].get("actions", pol.LANDING_VELOCITY) != cfg.actions
+                or _listed(state["config"].get("gate")) != _listed(cfg.gate)):
             raise ValueError(f"--resume: the checkpoint in {out} was trained on {state['config']['clips']} "
                              f"({state['config']['kind']}, augment {state['config'].get('augment', False)}); "
-                             f"give the same --clips, --kind and --augment")
+                             f"give the same --clips, --kind, --augment, --no-tempo and --gate")
         net.load_state_dict(state["net"])
         opt.load_state_dict(state["opt"])
         norm.load(state["norm"])
@@ -320,7 +327,8 @@ def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, o
         dist = torch.distributions.Normal(net.actor(obs_t), net.log_std.exp())
         old_logp = dist.log_prob(act_t).sum(-1)
     adv, ret = _gae(cfg, values, next_values, batch["rew"][..., 0], batch["fell"][..., 0], batch["over"][..., 0])
-    acted = torch.from_numpy(batch["share"].reshape(-1) > 0.0) if "share" in batch else torch.ones(T * N, dtype=torch.bool)
+    acted = (torch.from_numpy(batch["share"].reshape(-1) > 0.0) if "share" in batch
+             else torch.ones(T * N, dtype=torch.bool))
     adv_t = torch.from_numpy(adv.reshape(-1))
     if bool(acted.any()):
         adv_t = (adv_t - adv_t[acted].mean()) / (adv_t[acted].std() + 1e-8)
