@@ -249,7 +249,7 @@ class SrbPolicy:
         return min(max((high - unfamiliarity(self.mlp, obs)) / (high - low), 0.0), 1.0)
 
     def control(self, sim) -> None:
-        share = 1.0 if self.gate is None else fatigue_gate(self.gate, legs_capacity(sim))
+        share = fatigue_gate(self.gate, legs_capacity(sim))
         if share == 0.0:
             release(sim)
             return

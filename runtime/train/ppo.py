@@ -140,8 +140,8 @@ def _worker(conn, clips: list[str], kind: str, envs: int, seed: int, augment: bo
             for i, env in enumerate(pool):
                 mean = policy(obs[i])
                 act = mean + std * rng.standard_normal(mean.shape)
-                out["share"].append(pol.fatigue_gate(env.gate, pol.legs_capacity(env.sim)))
                 nxt, r, fell, over = env.step(act)
+                out["share"].append(env.share)
                 out["obs"].append(obs[i])
                 out["act"].append(act)
                 out["rew"].append(r)
@@ -170,7 +170,7 @@ class Rollouts:
         for w in range(cfg.workers):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, args=(child, cfg.clips, cfg.kind, cfg.envs_per_worker,
-                                                     cfg.seed * 100 + w, cfg.augment, _gate(cfg),
+                                                     cfg.seed * 100 + w, cfg.augment, _gate(cfg.gate),
                                                      cfg.action_penalty), daemon=True)
             proc.start()
             self.conns.append(parent)
@@ -197,12 +197,9 @@ class Rollouts:
                 proc.kill()
 
 
-def _listed(gate) -> list[float] | None:
-    return None if gate is None else [float(v) for v in gate]
-
-
-def _gate(cfg: Config) -> tuple[float, float] | None:
-    return None if cfg.gate is None else (float(cfg.gate[0]), float(cfg.gate[1]))
+def _gate(gate) -> tuple[float, float] | None:
+    """A config's gate (a tuple, or a list read back from a checkpoint) as policy.fatigue_gate takes it."""
+    return None if gate is None else (float(gate[0]), float(gate[1]))
 
 
 # -- training -----------------------------------------------------------------------------------
@@ -242,7 +239,7 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
         if (state["config"]["clips"] != cfg.clips or state["config"]["kind"] != cfg.kind
                 or state["config"].get("augment", False) != cfg.augment
                 or state["config"].get("actions", pol.LANDING_VELOCITY) != cfg.actions
-                or _listed(state["config"].get("gate")) != _listed(cfg.gate)):
+                or _gate(state["config"].get("gate")) != _gate(cfg.gate)):
             raise ValueError(f"--resume: the checkpoint in {out} was trained on {state['config']['clips']} "
                              f"({state['config']['kind']}, augment {state['config'].get('augment', False)}); "
                              f"give the same --clips, --kind, --augment, --no-tempo and --gate")
@@ -290,10 +287,10 @@ def train(cfg: Config, out: Path, resume: bool = False, log=print, max_minutes: 
     with torch.no_grad():
         final = net.to_numpy(norm.mean, norm.std)
     prepared = srb_env.prepare_all(cfg.clips, cfg.augment)
-    familiar = srb_env.familiar_z2(final, cfg.kind, prepared, seed=cfg.seed, gate=_gate(cfg))
+    familiar = srb_env.familiar_z2(final, cfg.kind, prepared, seed=cfg.seed, gate=_gate(cfg.gate))
     # The same episodes acted out by the rule alone and by the policy's mean action: did it learn?
     against_rule = {side: srb_env.mean_reward(m, cfg.kind, prepared, COMPARE_EPISODES, seed=cfg.seed + 1,
-                                              gate=_gate(cfg), action_penalty=cfg.action_penalty)
+                                              gate=_gate(cfg.gate), action_penalty=cfg.action_penalty)
                     for side, m in (("rule", None), ("policy", final))}
     log("mean action over {episodes} training episodes: reward per step {r:.4f} (the rule alone {z:.4f}), "
         "falls {f} (the rule {g})".format(episodes=COMPARE_EPISODES, r=against_rule["policy"]["reward_per_step"],
@@ -341,10 +338,11 @@ def _update(cfg: Config, net: ActorCritic, opt, norm: Normaliser, batch: dict, o
         for start in range(0, len(obs), cfg.minibatch):
             idx = order[start:start + cfg.minibatch]
             value_loss = 0.5 * ((net.critic(obs_t[idx]).squeeze(-1) - ret_t[idx]) ** 2).mean()
+            mean_action = net.actor(obs_t[idx])
+            decay = cfg.mean_decay * (mean_action ** 2).mean()
             mine = idx[acted[idx]]
-            decay = cfg.mean_decay * (net.actor(obs_t[idx]) ** 2).mean()
             if len(mine):
-                dist = torch.distributions.Normal(net.actor(obs_t[mine]), net.log_std.exp())
+                dist = torch.distributions.Normal(mean_action[acted[idx]], net.log_std.exp())
                 ratio = (dist.log_prob(act_t[mine]).sum(-1) - old_logp[mine]).exp()
                 a = adv_t[mine]
                 policy_loss = -torch.min(ratio * a, ratio.clamp(1 - cfg.clip_ratio, 1 + cfg.clip_ratio) * a).mean()
@@ -400,7 +398,7 @@ def export(cfg: Config, net: ActorCritic, norm: Normaliser, curve: list[dict], o
         "evaluation": {},
     }
     if cfg.gate is not None:
-        card["gate"] = {"fatigue_rc": list(_gate(cfg)),
+        card["gate"] = {"fatigue_rc": list(_gate(cfg.gate)),
                         "about": "corrections fade in as the legs' weakest residual capacity falls from the first "
                                  "value to the second; a fresh body follows the rule (runtime/srb/policy.py)"}
     if familiar is not None:

@@ -171,6 +171,7 @@ class SrbEnv:
         if kind not in pol.KINDS:
             raise ValueError(f"observation kind {kind!r}: use one of {pol.KINDS}")
         self.prepared, self.kind, self.gate, self.action_penalty = prepared, kind, gate, action_penalty
+        self.share = 0.0        # how much of its action the gate let the policy apply, the last step
         self.rng = np.random.default_rng(seed)
         self.episode_seconds = episode_seconds
         self.sim: srb.SrbSimulator | None = None
@@ -195,8 +196,8 @@ class SrbEnv:
         """Apply ``action`` for one control step (scaled by the fatigue gate, as the bake does):
         (observation, reward, fell, episode over)."""
         sim = self.sim
-        action = pol.fatigue_gate(self.gate, pol.legs_capacity(sim)) * np.clip(
-            np.asarray(action, dtype=np.float64), -1.0, 1.0)
+        self.share = pol.fatigue_gate(self.gate, pol.legs_capacity(sim))
+        action = self.share * np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
         pol.apply(sim, action)
         phase, time = sim.phase, sim.time
         for _ in range(sim.control_every):
@@ -237,9 +238,10 @@ def familiar_z2(mlp: pol.Mlp, kind: str, prepared: list[PreparedClip], steps: in
     for _ in range(10 * steps):           # a gated policy is silent, and not measured, on a fresh body
         if len(seen) >= steps:
             break
-        if pol.fatigue_gate(gate, pol.legs_capacity(env.sim)) > 0.0:
-            seen.append(pol.unfamiliarity(mlp, obs))
+        looked = pol.unfamiliarity(mlp, obs)
         obs, _, _, over = env.step(mlp(obs))
+        if env.share > 0.0:
+            seen.append(looked)
         if over:
             obs = env.reset()
     low = float(np.percentile(seen, FAMILIAR_PERCENTILE))
