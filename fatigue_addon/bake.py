@@ -33,7 +33,7 @@ from ..runtime.request import HEIGHT_RANGE, MASS_RANGE, SimulationRequest, heigh
 from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
 from .bake_options import BakeOptions, SettingsView
 from .failure import BakeInputError, RigMappingError
-from .fitness import build_schedule, settings_curves
+from .fitness import build_schedule, settings_curves, tiredness_keys
 from .report import make_report
 
 SUFFIX = ".fatigued"
@@ -197,10 +197,12 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
+        keys = tiredness_keys(settings, keyed, start, end, info.fps) if schedule is not None else None
     t3 = time.perf_counter()
     request = SimulationRequest(clip=clip, schedule=schedule, mode=settings.mode.lower(), height=height, mass=mass,
                                 plan=plan, policy=policy_path(settings), effort_economy=float(settings.effort_economy),
-                                breathing=bool(settings.breathing), kneeling=bool(settings.kneeling))
+                                breathing=bool(settings.breathing), kneeling=bool(settings.kneeling),
+                                tiredness=keys)
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=([name_note] if name_note else []) + pose_notes + size_notes + list(info.warnings)

@@ -2,9 +2,11 @@
 options): checked once, then read in place of the armature's Fatigue settings for that bake only."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..runtime.fatigue import params as fatigue_params
+from ..runtime.fatigue.direction import MAX_TIREDNESS
 from ..runtime.request import effort_economy_problem
 from .failure import BakeInputError
 
@@ -23,6 +25,8 @@ class BakeOptions:
     R: float | None = None
     r: float | None = None
     time_scale: float | None = None  # default 1 (rates as given) when F, R, r are given
+    tiredness_start: float | None = None  # how tired at the first frame (0 fresh .. 0.9 spent): directs the bake
+    tiredness_end: float | None = None    # ... and by the end of the range
     mode: str | None = None          # "srb" or "torque"
     foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
     effort_economy: float | None = None  # how far tired joints (limbs, knees) yield to their loads (0 = never)
@@ -54,7 +58,9 @@ class BakeOptions:
             elif key in names:
                 p = fatigue_params.preset(names[key])
                 out.update(preset=p.name, fitness=p.fitness, time_scale=p.time_scale,
-                           initial_fatigue=p.initial_fatigue)
+                           initial_fatigue=p.initial_fatigue, direct_tiredness=p.tiredness is not None)
+                if p.tiredness is not None:
+                    out.update(tiredness_start=p.tiredness[0], tiredness_end=p.tiredness[1])
             else:
                 raise BakeInputError(f"unknown preset '{self.preset}': use one of "
                                      f"{', '.join(['Fresh', *fatigue_params.PRESETS])}")
@@ -68,6 +74,20 @@ class BakeOptions:
             out.update(preset="CUSTOM", time_scale=1.0, **{k: float(v) for k, v in rates.items()})
         if self.time_scale is not None:
             out["time_scale"] = float(self.time_scale)
+            if self.tiredness_start is None and self.tiredness_end is None:
+                out["direct_tiredness"] = False      # a speed-up asked for runs as given
+        for name in ("tiredness_start", "tiredness_end"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not (math.isfinite(float(value)) and 0.0 <= float(value) <= MAX_TIREDNESS):
+                raise BakeInputError(f"{name} {float(value):.6g}: give a number in [0, {MAX_TIREDNESS:g}]")
+            if given or out.get("preset") == "FRESH":
+                raise BakeInputError(f"{name} directs a fitness preset's fatigue: drop it, or F, R, r / Fresh")
+            out[name] = float(value)
+            out["direct_tiredness"] = True
+            if out.get("preset") is None and settings.preset in ("CUSTOM", "FRESH"):
+                out["preset"] = fatigue_params.DEFAULT_PRESET
         if self.mode is not None:
             mode = str(self.mode).strip().upper()
             if mode not in ("SRB", "TORQUE"):

@@ -60,6 +60,34 @@ def settings_curves(obj, source):
     return curves_of(source, src_slot.handle if src_slot is not None else None)
 
 
+def directs(settings) -> bool:
+    """The bake is told how tired, when (runtime.fatigue.direction), not at what rates."""
+    return bool(settings.direct_tiredness) and settings.preset not in ("CUSTOM", "FRESH")
+
+
+def tiredness_keys(settings, curves, frame_start: int, frame_end: int, fps: float):
+    """How tired the body should be over the source range, as TirednessKeys in seconds from
+    ``frame_start``: the keyed Tiredness channel's keys in the range (and its value at both ends),
+    else Tired at start and Tired by the end; None when the bake is not directed."""
+    from ..runtime.fatigue.direction import MAX_TIREDNESS, TirednessKeys
+
+    if not directs(settings):
+        return None
+    duration = max(frame_end - frame_start, 1) / fps
+    fc = next((c for c in curves if c.data_path == "fatigue_settings.tiredness" and c.array_index == 0), None)
+    if fc is None or not len(fc.keyframe_points):
+        start, end = float(settings.tiredness_start), float(settings.tiredness_end)
+        for label, value in (("Tired at start", start), ("Tired by the end", end)):
+            if not (math.isfinite(value) and 0.0 <= value <= MAX_TIREDNESS):
+                raise BakeInputError(f"{label} is {value!r}: set 0 (fresh) to {MAX_TIREDNESS:g} (spent) in the "
+                                     "Fatigue panel")
+        return TirednessKeys.start_end(start, end, duration)
+    inside = sorted({float(k.co[0]) for k in fc.keyframe_points if frame_start < k.co[0] < frame_end})
+    frames = np.array([float(frame_start), *inside, float(frame_end)])
+    values = _keyed({fc.data_path: fc}, settings, "tiredness", frames, "Tiredness", 0.0, MAX_TIREDNESS)
+    return TirednessKeys(tuple(((frames - frame_start) / fps).tolist()), tuple(values.tolist()))
+
+
 def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: float):
     """FatigueSchedule for a take starting at ``frame_start``: the keyed values (``curves``, F-curves
     of ``fatigue_settings.*``) for ``frames`` take frames (the source range stretched by up to
@@ -77,8 +105,11 @@ def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: fl
         mult[part] = _keyed(curves, settings, f"fitness_{part}", f, f"{part.capitalize()} fitness multiplier",
                             0.0, 10.0)
     M = np.stack([mult[p] for p in parts], axis=1)                     # (frames, dofs)
-    ts = _keyed(curves, settings, "time_scale", f, "Fatigue speed-up", 0.0, 10000.0, lo_open=True)
-    init = float(settings.initial_fatigue)
+    if directs(settings):      # the speed-up and the starting fatigue are solved (tiredness_keys)
+        ts, init = np.ones(len(f)), 0.0
+    else:
+        ts = _keyed(curves, settings, "time_scale", f, "Fatigue speed-up", 0.0, 10000.0, lo_open=True)
+        init = float(settings.initial_fatigue)
     if not (math.isfinite(init) and 0.0 <= init < 1.0):
         raise BakeInputError(f"Starting fatigue is {init!r}: set a number from 0 to 0.95 in the Fatigue panel")
     try:

@@ -7,9 +7,11 @@ The preset list comes from runtime.fatigue.params so the UI and the simulation n
 import bpy
 
 from ..runtime.fatigue import params as fatigue_params
+from ..runtime.fatigue.direction import MAX_TIREDNESS
 from ..runtime.fatigue.effort import MAX_EFFORT_ECONOMY
 from ..runtime.srb import simulator as srb
 
+_DEFAULT = fatigue_params.PRESETS[fatigue_params.DEFAULT_PRESET]
 _PRESET_ITEMS = [(name, name, p.description) for name, p in fatigue_params.PRESETS.items()]
 _PRESET_ITEMS.append(("CUSTOM", "Custom", "Use the F, R, r below instead of a preset"))
 _PRESET_ITEMS.append(("FRESH", "Fresh (no fatigue)",
@@ -17,13 +19,26 @@ _PRESET_ITEMS.append(("FRESH", "Fresh (no fatigue)",
 
 
 def _apply_preset(settings, _context):
-    """Choosing a preset sets fitness, time scale and starting fatigue (all still editable)."""
+    """Choosing a preset sets fitness, time scale, starting fatigue and how tired the body is
+    meant to be (all still editable)."""
+    if settings.preset == "CUSTOM":
+        settings.direct_tiredness = False
     if settings.preset in ("CUSTOM", "FRESH"):
         return
     p = fatigue_params.preset(settings.preset)
     settings.fitness = p.fitness
     settings.time_scale = p.time_scale
     settings.initial_fatigue = p.initial_fatigue
+    settings.direct_tiredness = p.tiredness is not None
+    if p.tiredness is not None:
+        settings.tiredness_start, settings.tiredness_end = p.tiredness
+
+
+def _rates_given(settings, _context):
+    """A speed-up or starting fatigue typed in (or set by a script) runs the rates as given: the
+    tiredness is no longer directed."""
+    if settings.direct_tiredness:
+        settings.direct_tiredness = False
 
 
 def _overridable(cls):
@@ -88,12 +103,36 @@ class FatigueSettings(bpy.types.PropertyGroup):
         description="Fatigue and recovery run this many times faster than in the published data (1 = real time)",
         default=fatigue_params.PRESETS[fatigue_params.DEFAULT_PRESET].time_scale,
         min=0.01, soft_max=100.0, max=10000.0,
-        options={"ANIMATABLE"},
+        options={"ANIMATABLE"}, update=_rates_given,
     )
     initial_fatigue: bpy.props.FloatProperty(
         name="Starting fatigue",
         description="Fraction of every muscle already fatigued at the first frame",
-        default=0.0, min=0.0, max=0.95, subtype="FACTOR",
+        default=0.0, min=0.0, max=0.95, subtype="FACTOR", update=_rates_given,
+    )
+    # --- how tired, when (runtime.fatigue.direction) --------------------------------------------
+    direct_tiredness: bpy.props.BoolProperty(
+        name="Direct tiredness",
+        description="Say how tired the character is at the first frame and by the end; the bake solves the "
+                    "starting fatigue and the speed-up that get there (Fatigue speed-up and Starting fatigue "
+                    "are then ignored)",
+        default=_DEFAULT.tiredness is not None,
+    )
+    tiredness_start: bpy.props.FloatProperty(
+        name="Tired at start",
+        description="How tired at the first frame: 0 fresh, 0.5 exhausted, 0.9 spent",
+        default=_DEFAULT.tiredness[0] if _DEFAULT.tiredness else 0.0, min=0.0, max=MAX_TIREDNESS, subtype="FACTOR",
+    )
+    tiredness_end: bpy.props.FloatProperty(
+        name="Tired by the end",
+        description="How tired by the last frame of the range: 0 fresh, 0.5 exhausted, 0.9 spent",
+        default=_DEFAULT.tiredness[1] if _DEFAULT.tiredness else 0.0, min=0.0, max=MAX_TIREDNESS, subtype="FACTOR",
+    )
+    tiredness: bpy.props.FloatProperty(
+        name="Tiredness",
+        description="Key this to direct how tired the character is over time (its keys replace Tired at start "
+                    "and by the end): 0 fresh, 0.5 exhausted, 0.9 spent",
+        default=0.0, min=0.0, max=MAX_TIREDNESS, subtype="FACTOR", options={"ANIMATABLE"},
     )
     F: bpy.props.FloatProperty(
         name="F", description="Fatigue rate (1/s), Custom preset only",

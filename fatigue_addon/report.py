@@ -53,6 +53,7 @@ def make_report(job, take, action, meshes) -> dict:
         "fatigue": "off" if job.request.schedule is None else "on",
         "breathing": ([round(stats["breaths_per_min_peak"], 1), round(stats["breaths_per_min_end"], 1)]
                       if take.breath is not None and "breaths_per_min_peak" in stats else None),
+        "tiredness": tiredness(stats),
         "rests": len(rests),
         "rest_frames": [int(e.get("frame", 0)) + job.frame_start for e in rests],
         "kneels": sum(e.get("kind") == "kneel" for e in take.events),
@@ -64,11 +65,28 @@ def make_report(job, take, action, meshes) -> dict:
         "behind_source_m": stats.get("behind_source_m", 0.0),
         "notes": dict(take.notes),
         "warnings": list(job.warnings) + ([take.notes["playback"]] if "playback" in take.notes else [])
-                    + [e["reason"] for e in stopped],
+                    + [e["reason"] for e in stopped]
+                    + ([take.notes["tiredness"]] if "not reached" in take.notes.get("tiredness", "") else []),
         "name_notes": [job.take_note] if job.take_note else [],
         "meshes": list(meshes),
         "stats": stats,
         "timings": timings,
+    }
+
+
+def tiredness(stats: dict) -> dict | None:
+    """How tired the take was directed to be and how tired it got (runtime.fatigue.direction), for
+    the panel: asked and reached at the start and the end, per body part at the end, the solved
+    speed-up; None for a take whose rates ran as given."""
+    if "tiredness_end_asked" not in stats:
+        return None
+    return {
+        "asked": [round(stats["tiredness_start_asked"], 2), round(stats["tiredness_end_asked"], 2)],
+        "reached": [round(stats["tiredness_start"], 2), round(stats["tiredness_end"], 2)],
+        "parts": {part: round(stats[f"tiredness_end_{part}"], 2) for part in proxy.BODY_PARTS
+                  if f"tiredness_end_{part}" in stats},
+        "speed_up": round(stats["speed_up"], 3),
+        "endurance_change": round(stats.get("endurance_change", 1.0), 3),
     }
 
 
@@ -77,6 +95,9 @@ def summary(report: dict) -> str:
     peak = max(report["peak_fatigue"].items(), key=lambda kv: kv[1]) if report["peak_fatigue"] else ("-", 0.0)
     return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
             f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
+            + (f", tired {report['tiredness']['reached'][0]:.2f} -> {report['tiredness']['reached'][1]:.2f} "
+               f"(asked {report['tiredness']['asked'][0]:.2f} -> {report['tiredness']['asked'][1]:.2f})"
+               if report.get("tiredness") else "")
             + (f" ({report['kneels']} on its knees)" if report.get("kneels") else "")
             + ((f", FELL at frame {report['fall_frame']}" if report.get("fall_frame") is not None else ", FELL")
                if report["fell"] else "")

@@ -241,7 +241,7 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     frame_end: bpy.props.IntProperty(name="End", options=_SCRIPT_ONLY, description="Last source frame")
     preset: bpy.props.StringProperty(
         name="Preset", options=_SCRIPT_ONLY,
-        description="Fitness preset (Athlete, Average, Untrained, Exhausted, Realistic) or Fresh (no fatigue)")
+        description="Fitness preset (Athlete, Average, Untrained, Tired, Exhausted, Realistic) or Fresh (no fatigue)")
     # No min/max on these: Blender would clamp a bad value silently; BakeOptions refuses it in one line.
     fitness: bpy.props.FloatProperty(name="Fitness", options=_SCRIPT_ONLY,
                                      description="0 exhausted .. 0.5 average adult .. 1 athlete")
@@ -251,6 +251,12 @@ class FATIGUE_OT_bake_take(bpy.types.Operator):
     time_scale: bpy.props.FloatProperty(
         name="Fatigue speed-up", options=_SCRIPT_ONLY,
         description="Fatigue runs this many times faster (default: the preset's; 1 when F, R, r are given)")
+    tiredness_start: bpy.props.FloatProperty(
+        name="Tired at start", options=_SCRIPT_ONLY,
+        description="How tired at the first frame, 0 fresh .. 0.9 spent (directs the preset's fatigue)")
+    tiredness_end: bpy.props.FloatProperty(
+        name="Tired by the end", options=_SCRIPT_ONLY,
+        description="How tired by the end of the range, 0 fresh .. 0.9 spent (directs the preset's fatigue)")
     mode: bpy.props.StringProperty(name="Mode", options=_SCRIPT_ONLY, description="srb or torque")
     foot_placement: bpy.props.StringProperty(
         name="Foot placement", options=_SCRIPT_ONLY, description="policy (the shipped SRB policy) or rule")

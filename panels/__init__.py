@@ -69,8 +69,14 @@ class VIEW3D_PT_fatigue(bpy.types.Panel):
         col = col.column(align=True)
         col.active = settings.preset != "FRESH"
         col.prop(settings, "fitness")
-        col.prop(settings, "time_scale")
-        col.prop(settings, "initial_fatigue")
+        col.prop(settings, "direct_tiredness")
+        if settings.direct_tiredness and settings.preset != "CUSTOM":
+            col.prop(settings, "tiredness_start")
+            col.prop(settings, "tiredness_end")
+            col.prop(settings, "tiredness", text="Or key Tiredness")
+        else:
+            col.prop(settings, "time_scale")
+            col.prop(settings, "initial_fatigue")
         if settings.preset == "CUSTOM":
             sub = layout.column(align=True)
             sub.prop(settings, "F")
@@ -209,6 +215,17 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
             cost = r.get("notes", {}).get("cost", "")
             if cost:
                 col.label(text="Cost: " + cost.split(",")[0])
+        directed = r.get("tiredness")
+        if directed:
+            box = layout.box().column(align=True)
+            (a0, a1), (g0, g1) = directed["asked"], directed["reached"]
+            box.label(text=f"Tiredness: asked {a0:.2f} -> {a1:.2f}, reached {g0:.2f} -> {g1:.2f}",
+                      icon="ERROR" if abs(a1 - g1) > 0.1 else "NONE")
+            box.label(text="At the end: " + ", ".join(f"{p} {v:.2f}" for p, v in directed["parts"].items()))
+            solved = f"Solved: fatigue runs {directed['speed_up']:.3g}x real time"
+            if directed.get("endurance_change", 1.0) != 1.0:
+                solved += f", {directed['endurance_change']:.3g}x as fatiguing"
+            box.label(text=solved)
         box = layout.box().column(align=True)
         box.label(text="Peak fatigue per body part")
         for part, v in r["peak_fatigue"].items():

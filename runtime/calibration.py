@@ -27,7 +27,7 @@ STRENGTH_ENGINE = "mujoco"
 
 def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None" = None,
                       margin: float = 1.05, limbs=None, until: float | None = None,
-                      floor_stretches=None) -> np.ndarray:
+                      floor_stretches=None, record: "list | None" = None) -> np.ndarray:
     """Strength per DoF from the fresh motion (seed "Discovering Fatigued Movements", eq. 10):
     the largest torque met while performing the clip unfatigued (a leg lowering the body: over
     its yielding strength, see effort.yielding_strength), times ``margin``, never below
@@ -38,6 +38,8 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     keyed, whatever balance the take finds.  ``until``: stop at this phase (default the end).
     ``floor_stretches``: (per-frame mask, static loads) where floor work holds the body up
     (runtime.floor.stretches): there the loads of holding it up count instead of the SRB's.
+    ``record``: a list that receives (phase, |torque| per DoF) at every step (the fresh
+    motion's loads, for directed tiredness: runtime.fatigue.direction).
 
     Why: a fresh character must be able to do what the animator keyed; fatigue then takes
     strength away from there, so its effect is graded instead of an arbitrary cliff."""
@@ -56,21 +58,26 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
     end = ref.duration if until is None else min(until, ref.duration)
     while sim.phase < end - 1e-9 and not sim.fallen and sim.time < 3.0 * end + 1.0:
         sim.step()
-        np.maximum(peak, np.abs(sim.torque) / sim.strength_factor, out=peak)
+        met = np.abs(sim.torque) / sim.strength_factor
+        np.maximum(peak, met, out=peak)
+        if record is not None:
+            record.append((sim.phase, met))
     return strength_over(body.tau_max, peak, margin)
 
 
 def take_strength(clip: Clip, source: Clip, ref: Reference, body: Body, settings, with_limbs: bool,
-                  plan=None, floor_stretches=None, engine: str = "pybullet") -> np.ndarray:
+                  plan=None, floor_stretches=None, engine: str = "pybullet",
+                  record: "list | None" = None) -> np.ndarray:
     """calibrate_tau_max for a take: a fresh pass over ``ref`` (the take's own reference of
     ``source``, which plays ``clip``), the upper body simulated too when ``with_limbs``.  Loop
     cycles repeat, so two cycles tell as much as twenty: a looping source stops there.
-    ``floor_stretches``: as calibrate_tau_max's (runtime.floor.stretches)."""
+    ``floor_stretches``, ``record``: as calibrate_tau_max's."""
     until = 2.0 * clip.duration if clip.loop and source.duration > 2.0 * clip.duration + 1e-9 else None
     limbs = (limb_simulator(strength_engine(engine), body.height, rate=limb_rate_for((settings or SrbSettings()).rate),
                             mass=body.mass, plan=plan) if with_limbs else None)
     try:
-        return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until, floor_stretches=floor_stretches)
+        return calibrate_tau_max(ref, body, settings, limbs=limbs, until=until, floor_stretches=floor_stretches,
+                                 record=record)
     finally:
         if limbs is not None:
             limbs.close()

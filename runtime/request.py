@@ -16,6 +16,7 @@ import numpy as np
 
 from .body import proxy
 from .body.anthropometry import BodyPlan
+from .fatigue.direction import TirednessKeys
 from .fatigue.effort import MAX_EFFORT_ECONOMY
 from .fatigue.schedule import FatigueSchedule
 from .motion.clip import Clip
@@ -73,6 +74,7 @@ class SimulationRequest:
     engine: str = "auto"                       # runtime.engines.chooser: auto, pybullet or mujoco
     breathing: bool = True                     # a take under fatigue breathes (runtime.fatigue.breathing)
     kneeling: bool = True                      # legs that cannot recover standing rest kneeling (runtime.floor.kneel)
+    tiredness: TirednessKeys | None = None     # how tired, when (runtime.fatigue.direction; None: the schedule as given)
 
 
     # -- the file a worker process reads ---------------------------------------------------------
@@ -87,6 +89,8 @@ class SimulationRequest:
             kwargs["breathing"] = False
         if not self.kneeling:
             kwargs["kneeling"] = False
+        if self.tiredness is not None:
+            kwargs["tiredness"] = {"times": list(self.tiredness.times), "values": list(self.tiredness.values)}
         if self.plan is not None:
             kwargs["plan"] = {"ratios": dict(self.plan.ratios), "sex": self.plan.sex, "notes": list(self.plan.notes)}
         arrays = {
@@ -122,6 +126,9 @@ class SimulationRequest:
         if kwargs.get("plan") is not None:
             p = kwargs["plan"]
             kwargs["plan"] = BodyPlan(ratios=dict(p["ratios"]), sex=p["sex"], notes=tuple(p.get("notes", ())))
+        if kwargs.get("tiredness") is not None:
+            keys = kwargs["tiredness"]
+            kwargs["tiredness"] = TirednessKeys(tuple(keys["times"]), tuple(keys["values"]))
         known = {f.name for f in fields(cls)}
         return cls(clip=clip, schedule=schedule, mode=meta["mode"], height=meta["height"], mass=meta["mass"],
                    **{k: v for k, v in kwargs.items() if k in known})

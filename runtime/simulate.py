@@ -20,6 +20,7 @@ from .body.anthropometry import BodyPlan
 from .engines import chooser
 from .engines.limbs import limb_rate_for, whole_steps
 from .errors import EngineMissing, SimulationCancelled, SimulationError
+from .fatigue import direction as directing
 from .fatigue.breathing import breathe
 from .fatigue.effort import ECCENTRIC_STRENGTH
 from .fatigue.schedule import FatigueSchedule, ScheduledModel
@@ -60,6 +61,7 @@ def simulate(
     real_speed: bool = True,
     breathing: bool = True,
     kneeling: bool = True,
+    tiredness: directing.TirednessKeys | None = None,
 ) -> Take:
     """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
 
@@ -78,7 +80,9 @@ def simulate(
     back at the clip's (False: as keyed).  ``breathing``: a take under fatigue breathes
     (runtime.fatigue.breathing: chest, shoulders and head move with each breath, ``Take.breath`` set);
     without fatigue it never does.  ``kneeling``: legs too tired to recover standing rest on the
-    knees (runtime.floor.kneel; False: every rest is taken standing).  Deterministic: same inputs
+    knees (runtime.floor.kneel; False: every rest is taken standing).  ``tiredness``: how tired the
+    body should be over the source (runtime.fatigue.direction: the starting fatigue and the
+    speed-up of ``schedule`` are solved to meet it; SRB mode).  Deterministic: same inputs
     and engine, bit-identical Take.
     """
     if mode not in MODES:
@@ -117,13 +121,15 @@ def simulate(
             take = _simulate_clip(clip, source.played_faster(k),
                                   schedule.played_faster(k) if schedule is not None else None, mode, height, mass,
                                   hold / k, out_fps * k, settings, push, tau_max, simulate_limbs, progress, cancel,
-                                  plan, policy, engine, breathing=breathing, kneeling=kneeling)
+                                  plan, policy, engine, breathing=breathing, kneeling=kneeling,
+                                  tiredness=tiredness.played_faster(k) if tiredness is not None else None)
             return take.played_slower(k, f"'{clip.name}' plays {k:.1f}x slower than it was performed (its flights "
                                          f"fall at 1/{k * k:.0f} g, a capture keyed at a lower frame rate than it "
                                          f"was recorded at): simulated at the speed it was performed, baked back "
                                          f"in slow motion")
     return _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
-                          simulate_limbs, progress, cancel, plan, policy, engine, analysed, breathing, kneeling)
+                          simulate_limbs, progress, cancel, plan, policy, engine, analysed, breathing, kneeling,
+                          tiredness)
 
 
 def simulate_request(request: SimulationRequest, progress: Callable[[float], None] | None = None,
@@ -136,12 +142,14 @@ def simulate_request(request: SimulationRequest, progress: Callable[[float], Non
     return simulate(request.clip, request.schedule, mode=request.mode, height=request.height, mass=request.mass,
                     seconds=request.seconds, hold=request.hold, out_fps=request.out_fps, plan=request.plan,
                     policy=policy, effort_economy=request.effort_economy, engine=request.engine,
-                    breathing=request.breathing, kneeling=request.kneeling, progress=progress, cancel=cancel)
+                    breathing=request.breathing, kneeling=request.kneeling, tiredness=request.tiredness,
+                    progress=progress, cancel=cancel)
 
 
 def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
                    out_fps: float, settings, push, tau_max, simulate_limbs: bool, progress, cancel, plan, policy,
-                   engine: str, analysed=None, breathing: bool = True, kneeling: bool = True) -> Take:
+                   engine: str, analysed=None, breathing: bool = True, kneeling: bool = True,
+                   tiredness: directing.TirednessKeys | None = None) -> Take:
     """simulate()'s work on inputs it has checked: ``source`` (the part of ``clip`` to play, at the
     speed to simulate) to a Take at ``out_fps``; ``analysed``: ``source``'s kinematics on this
     mode's proxy, where simulate() has them already; ``breathing``: a take under fatigue breathes
@@ -176,16 +184,18 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
     kin = chooser.shared_kinematics(height, plan, engine)
     prepared = prepare(source, kin, mass, analysed)
     ck, body, ref, support = prepared.ck, prepared.body, prepared.ref, prepared.support
-    model = ScheduledModel(schedule) if schedule is not None else None
-    if model is not None and schedule.dofs != len(body.tau_max):
+    if schedule is not None and schedule.dofs != len(body.tau_max):
         raise SimulationError(f"fatigue schedule has {schedule.dofs} DoFs, the proxy {len(body.tau_max)}")
     on_floor = stretches.floor_frames(ck, support)
     stretch_kind = stretches.kind(on_floor)
     floor_work, mixed = stretch_kind == "floor", stretch_kind == "mixed"
     floor_loads = floor.static_torques(ck, ref.com_acc, support) if (floor_work or mixed) else None
-    if tau_max is None and not floor_work:
-        tau_max = calibration.take_strength(clip, source, ref, body, settings, simulate_limbs, plan,
-                                            (on_floor, floor_loads) if mixed else None, engine)
+    directed = tiredness is not None and schedule is not None
+    record: list | None = [] if directed and not floor_work else None
+    if (tau_max is None or record is not None) and not floor_work:
+        measured = calibration.take_strength(clip, source, ref, body, settings, simulate_limbs, plan,
+                                             (on_floor, floor_loads) if mixed else None, engine, record)
+        tau_max = measured if tau_max is None else tau_max
     elif tau_max is None:
         tau_max = calibration.floor_strength(body.tau_max, floor_loads)
     if tau_max is not None:
@@ -193,34 +203,112 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         if tau_max.shape != body.tau_max.shape or not (np.isfinite(tau_max).all() and (tau_max > 0).all()):
             raise SimulationError(f"tau_max must be {body.tau_max.size} positive numbers")
         body = replace(body, tau_max=tau_max)
-    limbs = None
-    if simulate_limbs and not floor_work:
-        limbs = chooser.limb_simulator(engine, height, rate=limb_rate, mass=mass, plan=plan)
-        limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
-    if floor_work:
-        sim = floor.FloorSimulator(ref, body, floor_loads, model, settings)
-    else:
-        sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
-        attach(sim, policy)
-        if mixed:
-            sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings), on_floor)
-        if model is not None and kneeling:
-            sim = kneel.KneelingRests(sim, kin)
-    sim.need_torques = False
     notes = _notes(support, plan, settings, policy, floor_work, float(on_floor.mean()) if mixed else None)
     notes["engine"] = chooser.LABELS[engine]
 
-    # Everything below runs with engine bodies open: they close however it ends (a cancel too).
-    try:
-        frames, held_up = _run(sim, ref, hold, out_fps, progress, cancel, floor_work)
-        wall = _time.perf_counter() - wall0
-        take = _assemble(frames, sim, ref, source, out_fps, model, notes, held_up, wall)
-        take.stats.update(support.shares())    # share of frames held up by each unseen support
-        take.engine = engine
-        return breathe(take, still=held_up) if breathes else take
-    finally:
-        if limbs is not None:
-            limbs.close()
+    def take_under(schedule, progress) -> Take:
+        model = ScheduledModel(schedule) if schedule is not None else None
+        limbs = None
+        if simulate_limbs and not floor_work:
+            limbs = chooser.limb_simulator(engine, height, rate=limb_rate, mass=mass, plan=plan)
+            limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
+        if floor_work:
+            sim = floor.FloorSimulator(ref, body, floor_loads, model, settings)
+        else:
+            sim = srb.SrbSimulator(ref, body, model, settings, push, limbs)
+            attach(sim, policy)
+            if mixed:
+                sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings),
+                                               on_floor)
+            if model is not None and kneeling:
+                sim = kneel.KneelingRests(sim, kin)
+        sim.need_torques = False
+        # Everything below runs with engine bodies open: they close however it ends (a cancel too).
+        try:
+            frames, held_up = _run(sim, ref, hold, out_fps, progress, cancel, floor_work)
+            wall = _time.perf_counter() - wall0
+            take = _assemble(frames, sim, ref, source, out_fps, model, dict(notes), held_up, wall)
+            take.stats.update(support.shares())    # share of frames held up by each unseen support
+            take.engine = engine
+            return breathe(take, still=held_up) if breathes else take
+        finally:
+            if limbs is not None:
+                limbs.close()
+
+    if not directed:
+        return take_under(schedule, progress)
+    loads = _fresh_loads(record, floor_loads, body.tau_max, source, clip)
+    direction = directing.solve(tiredness, schedule, loads, source.duration)
+    asked = direction.asked
+    best, tried, began = None, [], 0.0
+    for end in directing.PASSES:
+        take = take_under(direction.schedule, _scaled(progress, began, end))
+        got = directing.reached(take.fatigue["MF"], take.reference_time, direction)
+        judged = directing.asking(direction, asked)
+        if best is None or directing.miss(judged, got) < directing.miss(*best[1:]):
+            best = (take, judged, got)
+        tried.append((direction.asked, got))
+        aims = directing.next_aims(asked, tried)
+        if directing.miss(judged, got) <= directing.RETRY or aims is None or end == directing.PASSES[-1]:
+            break
+        # The tired body moves less (or more) than the fresh one the solve read its loads from.
+        direction = directing.solve(directing.aimed(direction, aims), schedule, loads, source.duration)
+        began = end
+    if progress is not None:
+        progress(1.0)
+    take, direction, got = best
+    _report_direction(take, direction, got)
+    return take
+
+
+def _scaled(progress, lo: float, hi: float):
+    """``progress`` reporting lo..hi for a pass that reports 0..1."""
+    if progress is None:
+        return None
+    return lambda f: progress(lo + (hi - lo) * f)
+
+
+def _fresh_loads(record: list | None, floor_loads, tau_max: np.ndarray, source: Clip, clip: Clip) -> np.ndarray:
+    """The fresh motion's load per DoF (share of strength) on the solve's frames: calibration's
+    ``record`` (phase, |torque|) of the SRB's pass, or floor work's static loads."""
+    if record is None:
+        phase = np.arange(len(floor_loads)) / source.fps
+        return directing.frame_loads(phase, np.abs(floor_loads) / tau_max, source.duration)
+    phase = np.array([p for p, _ in record])
+    loads = np.array([m for _, m in record]) / tau_max
+    looped = clip.loop and source.duration > 2.0 * clip.duration + 1e-9   # calibration measured two cycles
+    return directing.frame_loads(phase, loads, source.duration, phase[-1] if looped and len(phase) else None)
+
+
+def _report_direction(take: Take, direction: directing.DirectedFatigue, reached: tuple[float, ...]) -> None:
+    """What the solve chose and the tiredness the take reached at each key, per body part at
+    the end, into the take's stats and a note."""
+    mf = take.fatigue["MF"]
+    w = direction.work_weights
+    stats = take.stats
+    stats["tiredness_start"] = float(mf[0] @ w)
+    stats["tiredness_start_asked"] = direction.starting_fatigue
+    stats["tiredness_end"] = reached[-1]
+    stats["tiredness_end_asked"] = direction.asked[-1]
+    stats["tiredness_peak"] = float((mf @ w).max())
+    stats["speed_up"] = direction.speed_ups[0]
+    for part, value in directing.part_tiredness(mf[-1], w).items():
+        stats[f"tiredness_end_{part}"] = value
+    missed = [f"{a:.2f} at {t:.1f} s reached {r:.2f}" for t, a, r in zip(direction.stretch_ends, direction.asked, reached)
+              if abs(a - r) > directing.REACHED]
+    stats["endurance_change"] = direction.endurance[0]
+    speed = ", ".join(f"{s:.3g}x" for s in direction.speed_ups)
+    line = (f"asked {direction.starting_fatigue:.2f} -> {direction.asked[-1]:.2f}, reached "
+            f"{stats['tiredness_start']:.2f} -> {reached[-1]:.2f}; solved: every joint starts "
+            f"{direction.starting_fatigue:.2f} fatigued, fatigue runs {speed} real time")
+    changed = [e for e in direction.endurance if e != 1.0]
+    if changed:
+        line += (f", {max(changed, key=lambda e: max(e, 1.0 / e)):.3g}x as fatiguing (F up, R down) as the keyed "
+                 "fitness where its loads alone settle short of a key")
+    if missed:
+        line += ("; not reached: " + "; ".join(missed) + " (the motion has not the work to tire that far, "
+                 "or not the rest to recover)")
+    take.notes["tiredness"] = line
 
 
 def _run(sim, ref, hold: float, out_fps: float, progress, cancel,

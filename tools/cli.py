@@ -49,6 +49,18 @@ def fatigue_validation(json_path: Path | None, plot_dir: Path | None, dt: float)
         passed = value <= limit
         ok &= passed
         print(f"{label:45s} {value:10.4g}  (limit {limit:g})  {'ok' if passed else 'FAIL'}")
+    standing = report["standing"] = validation.standing_report()
+    ok &= standing["passed"]
+    print(f"{'standing (5 % load) 30 min from RC 0.5 at 50x, worst RC':45s} {standing['worst_rc']:10.4g}  "
+          f"(floor {standing['floor']:g})  {'ok' if standing['passed'] else 'FAIL'}")
+    for row in standing["rows"]:
+        print(f"    fitness {row['fitness']:<4g}: " + ", ".join(f"{k} {v:.2f}" for k, v in row["rc_end"].items()))
+    inter = report["intermittent"] = validation.intermittent_report()
+    burnley, ruiter = inter["published"]["burnley_2009"], inter["published"]["de_ruiter_2014"]
+    print(f"{'knee load held 30 min, 3 s on / 2 s off':45s} "
+          + ", ".join(f"fitness {f}: {v:.2f}" for f, v in inter["fitness"].items())
+          + f"  (published {burnley:.3f} critical torque; {ruiter['untrained']:.3f}-{ruiter['trained']:.3f} "
+          "fatigue threshold; reported, not gated)")
     # Timing is reported, not gated: it measures this machine's load as much as the code.
     cost = report["step_cost_us"]
     print(f"{'full-body step cost, median of 5 (us)':45s} {cost['median']:10.4g}  (budget {STEP_COST_BUDGET_US:g}; "
@@ -109,6 +121,9 @@ def cmd_demo(argv: list[str]) -> int:
     print("== Simulated take (SRB mode): the bundled jump clip, fresh and tired")
     demo_take(out)
     print()
+    print(f"== One take per preset: the bundled walk, {DEMO_PRESET_SECONDS:g} s, how tired it was asked to be and got")
+    demo_presets(out)
+    print()
     blend = demo_blend_step(out)
     print(f"demo results in {out}")
     return 0 if (ok and blend) else 1
@@ -160,6 +175,22 @@ def demo_take(out: Path) -> dict:
     ):
         print(f"wrote {path}")
     return summary
+
+
+DEMO_PRESET_SECONDS = 10.0
+
+
+def demo_presets(out: Path) -> list[dict]:
+    """Every fitness preset on the walk, each beside a fresh take (tools/preset_lengths.py)."""
+    import preset_lengths
+
+    rows = [preset_lengths.measure("walk", DEMO_PRESET_SECONDS, name) for name in preset_lengths.PRESETS]
+    for line in preset_lengths.table(rows):
+        print("  " + line)
+    path = out / "presets.json"
+    path.write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")
+    print(f"wrote {path}")
+    return rows
 
 
 def _progress_printer(label: str):
@@ -234,6 +265,10 @@ def cmd_corpus(argv: list[str]) -> int:
 
 
 def cmd_realism(argv: list[str]) -> int:
+    if "--presets" in argv:
+        import preset_lengths
+
+        return preset_lengths.main(argv)
     import realism
 
     return realism.main(argv)

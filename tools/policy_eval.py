@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import bench  # noqa: E402
 import realism  # noqa: E402
-from runtime.fatigue import params as fatigue_params, schedule  # noqa: E402
+from runtime.fatigue import direction  # noqa: E402
 from runtime.motion import clip as clips, metrics  # noqa: E402
 from runtime.errors import PolicyError  # noqa: E402
 from runtime.request import SimulationRequest  # noqa: E402
@@ -61,13 +61,13 @@ def split_requests(cache: Path, seconds: float) -> list[tuple[str, str, Simulati
         clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
         hold = 0.0 if clip.loop else max(1.0, seconds - clip.duration)
         for condition, preset in SPLIT_CONDITIONS.items():
-            sched = None
+            sched = keys = None
             if preset is not None:
-                p = fatigue_params.preset(preset)
-                sched = schedule.from_fitness(p.fitness, fps=30.0, time_scale=p.time_scale,
-                                              initial_fatigue=p.initial_fatigue)
+                played = seconds if clip.loop else clip.duration
+                sched, keys = direction.preset_schedule(preset, 30.0, played)
             out.append((f"bench {name}", condition,
-                        SimulationRequest(clip=clip, schedule=sched, seconds=seconds, hold=hold, out_fps=30.0)))
+                        SimulationRequest(clip=clip, schedule=sched, seconds=seconds, hold=hold, out_fps=30.0,
+                                          tiredness=keys)))
     for action in clip_cache.actions(cache, "eval"):
         for condition in SPLIT_CONDITIONS:
             out.append((action.label, condition, clip_cache.load(action.requests[condition])))

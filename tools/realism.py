@@ -316,7 +316,7 @@ def _take_line(label: str, condition: str, take, source_duration: float, wall: f
 
 def run_bench_clip(name: str, conditions: list[str], seconds: float | None, mode: str, strips: Path | None) -> list[dict]:
     from runtime.body import proxy
-    from runtime.fatigue import schedule
+    from runtime.fatigue import direction
     from runtime import simulate
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
@@ -324,8 +324,9 @@ def run_bench_clip(name: str, conditions: list[str], seconds: float | None, mode
     takes = {}
     for condition in conditions:
         t0 = time.perf_counter()
-        sched = None if condition == "fresh" else schedule.from_preset(CONDITIONS[condition], 30.0)
-        takes[condition] = simulate.simulate(source, sched, mode=mode, out_fps=30.0)
+        sched, keys = (None, None) if condition == "fresh" else direction.preset_schedule(
+            CONDITIONS[condition], 30.0, source.duration)
+        takes[condition] = simulate.simulate(source, sched, mode=mode, out_fps=30.0, tiredness=keys)
         print(_take_line(name, condition, takes[condition], source.duration, time.perf_counter() - t0), flush=True)
     record = measure_clip(name, source, takes, proxy.DEFAULT_HEIGHT, strips)
     return [record | {"kind": "bench"}]

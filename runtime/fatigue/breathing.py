@@ -67,7 +67,9 @@ def exertion(take: Take) -> np.ndarray:
     dt = 1.0 / take.fps
     up, down = 1.0 - math.exp(-dt / RISE_S), 1.0 - math.exp(-dt / SETTLE_S)
     out = np.empty(take.frames)
-    level = float(drive[0])
+    # The shot begins mid-performance: a body tired at its first frame has been working to get
+    # so, so it starts at the drive of its first RISE_S, not from rest.
+    level = float(drive[:max(1, int(round(RISE_S / dt)))].mean())
     for i, d in enumerate(drive.tolist()):
         level += (d - level) * (up if d > level else down)
         out[i] = level

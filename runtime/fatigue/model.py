@@ -4,7 +4,7 @@ Each actuator's motor units are split into active (MA), resting (MR) and fatigue
 fractions that sum to 1.  A brain-like controller C moves units between resting and active to
 follow the target load TL; active units fatigue at rate F; fatigued units recover at rate R
 (r*R while the muscle is at or above its target, following the seed "Discovering Fatigued
-Movements", eqs. 1-4, 11-13):
+Movements", eqs. 1-4, 11-13, and while it holds no more than its endurance limit, see below):
 
     dMA/dt = C - F*MA      dMR/dt = -C + Rr*MF      dMF/dt = F*MA - Rr*MF
 
@@ -17,6 +17,15 @@ fractions of the actuator's maximum):
   [max(0, K*a - dt*LR*a), min(1, K*a + dt*LD*MR)] with K = 1 - dt*F; the demand is clipped into
   that interval and the resulting C drives the resting compartment.  Recovery is r*R at rest
   (demand 0, as in Looft 2018) and while relaxing.
+
+Why an endurance limit: a muscle holding a light load (standing holds the legs at about 5 % of
+their strength) settles with MA just under its target, so the seed's rule recovers it at R, not
+r*R, and its steady state RC = 1 - (F/R) TL fell below zero for a tired, sped-up body: standing
+drained the legs to the floor.  People hold such loads for an hour: Bjorksten & Jonsson (1977)
+found an endurance limit of 7.9 % of maximum for sustained static contractions (14 % for
+intermittent ones), below which a contraction was kept up without exhaustion.  A target at or
+below ``endurance_limit`` therefore recovers at r*R, as at rest.  The limit sits below every load
+the endurance curves were fitted on (Frey-Law 2012: 10-90 %), so those stay as published.
 
 Why sub-steps: explicit Euler keeps every compartment in [0, 1] only while dt*L <= 1 for every
 rate L involved.  Users reach dt from 1/2400 s to 1/24 s with LD, LR up to 50, so a step is split
@@ -35,6 +44,9 @@ FORMULATIONS = ("torque_bound", "activation_clip")
 # Largest rate (1/s) and rest multiplier we accept: beyond these no human muscle is meant.
 MAX_RATE = 1000.0
 MAX_REST_MULTIPLIER = 1000.0
+# A held load at or below this share of maximum recovers like rest (Bjorksten & Jonsson 1977,
+# sustained static contractions; see the module docstring).
+ENDURANCE_LIMIT = 0.079
 _SUBSTEP_STIFFNESS = 0.5  # dt_sub * (largest rate) may not exceed this
 
 
@@ -75,13 +87,17 @@ def check_parameters(F, R, r, LD, LR, n: int) -> tuple[np.ndarray, ...]:
 class ThreeCompartmentModel:
     """Fatigue state of ``n`` actuators with per-actuator, per-step changeable parameters."""
 
-    def __init__(self, n: int, F, R, r=1.0, LD=10.0, LR=10.0, formulation: str = "torque_bound"):
+    def __init__(self, n: int, F, R, r=1.0, LD=10.0, LR=10.0, formulation: str = "torque_bound",
+                 endurance_limit: float = ENDURANCE_LIMIT):
         if formulation not in FORMULATIONS:
             raise FatigueParameterError(
                 f"unknown fatigue formulation {formulation!r}: use one of {', '.join(FORMULATIONS)}"
             )
         self.n = int(n)
         self.formulation = formulation
+        if not (math.isfinite(endurance_limit) and 0.0 <= endurance_limit < 1.0):
+            raise FatigueParameterError(f"endurance limit {endurance_limit!r}: it must be in [0, 1)")
+        self.endurance_limit = float(endurance_limit)
         self._ones = np.ones(self.n)
         self.set_parameters(F, R, r, LD, LR)
         self.active = np.zeros(self.n)
@@ -113,10 +129,6 @@ class ThreeCompartmentModel:
         self._hrR = h * self._rest_recovery
         self._keep = 1.0 - self._hF                 # K of the 3CC-r clip
         self._floor = 1.0 - self._hF - self._hLR    # fastest allowed relaxation (3CC-r)
-        # Rows: (activation gain, recovery rate) * h, at/above target vs below it; one np.where
-        # per sub-step picks both (the hot path runs 240 times per simulated second).
-        self._gains_relaxing = np.stack([self._hLR, self._hrR])
-        self._gains_recruiting = np.stack([self._hLD, self._hR])
 
     # -- state ------------------------------------------------------------------------------
     def reset(self, fatigued=0.0, active=0.0) -> None:
@@ -142,6 +154,13 @@ class ThreeCompartmentModel:
             "TL": self.target_load.copy(),
             "RC": 1.0 - self.fatigued,
         }
+
+    def held_capacity(self, load: float) -> np.ndarray:
+        """RC per actuator after holding ``load`` (share of maximum) long enough to settle:
+        fatigue F*TL balances recovery (r*R within the endurance limit, R above it), so
+        RC = 1 - F*TL / recovery.  What a rest on the feet can recover to."""
+        recovery = self._rest_recovery if load <= self.endurance_limit else self.R
+        return 1.0 - self.F * load / recovery
 
     # -- dynamics ---------------------------------------------------------------------------
     def step(self, demand, dt: float) -> np.ndarray:
@@ -181,11 +200,13 @@ class ThreeCompartmentModel:
         gap = target - active
         # At or above target (gap <= 0): relax at LR, recover at r*R.  Below it: recruit at LD,
         # no more than MR holds (min(gap, MR) is gap itself when gap <= 0), recover at R.
-        gains = np.where(gap <= 0.0, self._gains_relaxing, self._gains_recruiting)
-        flow = gains[0] * np.minimum(gap, self.resting)
+        relaxing = gap <= 0.0
+        flow = np.where(relaxing, self._hLR, self._hLD) * np.minimum(gap, self.resting)
         fatigue_flow = self._hF * active
+        # A load within the endurance limit recovers like rest (r*R), recruiting or not.
+        recovery = np.where(relaxing | (target <= self.endurance_limit), self._hrR, self._hR)
         self.active = active + (flow - fatigue_flow)
-        self.fatigued = fatigued + (fatigue_flow - gains[1] * fatigued)
+        self.fatigued = fatigued + (fatigue_flow - recovery * fatigued)
         self.resting = np.maximum(1.0 - self.active - self.fatigued, 0.0)
 
     def _substep_activation_clip(self, demand: np.ndarray) -> None:
@@ -194,10 +215,10 @@ class ThreeCompartmentModel:
         feasible_low = self._floor * active
         feasible_high = np.minimum(kept + self._hLD * resting, 1.0)
         new_active = np.minimum(np.maximum(demand, feasible_low), feasible_high)
-        # r*R at rest and while relaxing, R while holding or recruiting.  (The torque bound's
+        # r*R at rest, within the endurance limit and while relaxing, R while holding or recruiting.  (The torque bound's
         # "MA >= TL" rule means the same there: its MA settles just below a held target; here
         # the clip delivers the target exactly, so ">=" would grant r*R during every hold.)
-        resting_or_relaxing = (demand < active) | (demand <= 0.0)
+        resting_or_relaxing = (demand < active) | (demand <= self.endurance_limit)
         recovery_flow = np.where(resting_or_relaxing, self._hrR, self._hR) * fatigued
         self.fatigued = fatigued + self._hF * active - recovery_flow
         self.active = new_active

@@ -91,15 +91,25 @@ class FitnessPreset:
     time_scale: float        # F and R are multiplied by this (fatigue shown this many times faster)
     initial_fatigue: float   # MF at the first frame
     description: str
+    # How tired the body is at the first frame and by the end of the source (0 fresh .. 1 spent),
+    # solved into the starting fatigue and the speed-up (runtime.fatigue.direction); None: the
+    # rates run as given (time_scale).
+    tiredness: tuple[float, float] | None = None
+
+
+def _directed(name: str, fitness: float, start: float, end: float, description: str) -> FitnessPreset:
+    return FitnessPreset(name, fitness, 1.0, start, description, (start, end))
 
 
 PRESETS: dict[str, FitnessPreset] = {
     p.name: p
     for p in (
-        FitnessPreset("Athlete", 1.0, 20.0, 0.0, "Fit and fresh: tires late, recovers fast"),
-        FitnessPreset("Average", 0.5, 20.0, 0.0, "Published adult values (Frey-Law 2012), 20x faster"),
-        FitnessPreset("Untrained", 0.25, 20.0, 0.0, "Tires early, recovers slowly"),
-        FitnessPreset("Exhausted", 0.0, 20.0, 0.5, "Starts half fatigued and barely recovers"),
+        _directed("Athlete", 1.0, 0.0, 0.1, "Fresh look: barely tires over the shot"),
+        _directed("Average", 0.5, 0.0, 0.35, "Starts fresh, visibly tired by the end of the shot"),
+        _directed("Untrained", 0.25, 0.0, 0.5, "Starts fresh, worn out by the end of the shot"),
+        _directed("Tired", 0.25, 0.35, 0.4, "Tired from the first frame, a little more by the end"),
+        _directed("Exhausted", 0.0, 0.5, 0.5, "Exhausted from the first frame to the last: slow, bent forward, "
+                                               "breathing hard, and keeps going"),
         FitnessPreset("Realistic", 0.5, 1.0, 0.0, "Published adult values in real time (minutes to tire)"),
     )
 }

@@ -163,3 +163,53 @@ def square_wave_trace(F: float, R: float, r: float = 1.0, load: float = 0.6, per
         out["RC"][i] = 1.0 - model.fatigued[0]
         out["delivered"][i] = delivered[0]
     return out
+
+
+STANDING_LOAD = 0.05         # share of strength a leg joint holds standing (runtime.srb.rest_steps)
+STANDING_SPEED_UP = 50.0     # the fastest a directed take runs fatigue without need (direction.CALM)
+STANDING_MINUTES = 30.0
+STANDING_FLOOR = 0.7         # standing must give the legs back at least this (the rule's resume_rc)
+INTERMITTENT = (3.0, 2.0)    # s on, s off: Burnley 2009, de Ruiter 2014
+
+
+def standing_report(dt: float = 0.05) -> dict:
+    """Standing does not drain the legs: knees and ankles holding STANDING_LOAD for
+    STANDING_MINUTES from half fatigued, STANDING_SPEED_UP times faster than published, at
+    fitness 0, 0.25, 0.5 and 1 (what the endurance limit is for; runtime.fatigue.model)."""
+    fitness = (0.0, 0.25, 0.5, 1.0)
+    regions = ("knee", "ankle")
+    rows = []
+    for f in fitness:
+        p = fatigue_params.dof_parameters(f, STANDING_SPEED_UP, list(regions))
+        model = ThreeCompartmentModel(len(regions), p["F"], p["R"], p["r"], p["LD"], p["LR"])
+        model.reset(fatigued=0.5)
+        for _ in range(int(STANDING_MINUTES * 60.0 / dt)):
+            model.step(np.full(len(regions), STANDING_LOAD), dt)
+        rows.append({"fitness": f, "rc_end": dict(zip(regions, model.residual_capacity.tolist()))})
+    worst = min(min(r["rc_end"].values()) for r in rows)
+    return {"load": STANDING_LOAD, "speed_up": STANDING_SPEED_UP, "minutes": STANDING_MINUTES, "rows": rows,
+            "worst_rc": worst, "floor": STANDING_FLOOR, "passed": bool(worst >= STANDING_FLOOR)}
+
+
+def intermittent_report(dt: float = 0.05, minutes: float = 30.0) -> dict:
+    """The highest knee load the model carries for ``minutes`` in 3 s on / 2 s off contractions
+    (its residual capacity never falling below the load), published beside it: the critical
+    torque (Burnley 2009, 0.295 of maximum) and the fatigue threshold (de Ruiter 2014, 0.305
+    untrained .. 0.414 trained)."""
+    lit = fatigue_params.literature()["sustainable_load"]
+    loads = np.round(np.arange(0.05, 0.96, 0.01), 2)
+    p = fatigue_params.published_region("knee")
+    out = {"published": {"burnley_2009": lit["burnley_2009"]["critical_torque_fraction"],
+                         "de_ruiter_2014": lit["de_ruiter_2014"]["fatigue_threshold_fraction"]}, "fitness": {}}
+    on, off = INTERMITTENT
+    for f in (0.0, 0.5, 1.0):
+        kF, kR, _ = fatigue_params.fitness_multipliers(f)
+        model = ThreeCompartmentModel(loads.size, p.F * float(kF), p.R * float(kR), p.r)
+        held = np.ones(loads.size, dtype=bool)
+        for i in range(int(minutes * 60.0 / dt)):
+            working = (i * dt) % (on + off) < on
+            model.step(loads if working else np.zeros(loads.size), dt)
+            if working:
+                held &= model.residual_capacity >= loads
+        out["fitness"][str(f)] = float(loads[held].max()) if held.any() else 0.0
+    return out

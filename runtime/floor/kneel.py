@@ -1,13 +1,11 @@
 """Kneeling to recover: a rest the legs cannot take standing is taken on the knees.
 
-Why: under the 3CC a muscle recovers at r*R only while it carries nothing; holding any load,
-however light, it recovers at R alone (runtime.fatigue.model).  Exhausted (fitness 0) a leg
-recovers at R = 0.009/s, so standing still costs its ankles and hips (a tenth of their strength)
-more than it gives back: an Exhausted jump rested three times on its feet without recovering
-and then fell, and corpus dances fell on one foot after rests that had stalled.  An exhausted
-person stops and kneels or sits down.  Kneeling back on the heels, arms hanging, the floor
-carries the body at the knees, shins and feet; the legs carry almost nothing and recover
-at r*R, fifteen times faster.
+Why: a leg holding more than its endurance limit recovers at R alone (runtime.fatigue.model),
+so a body whose legs must hold a deep or loaded stance to stand may not recover on its feet;
+rests that stalled ended with the legs as weak as they began, and the motion after them fell.
+An exhausted person stops and kneels or sits down.  Kneeling back on the heels, arms hanging,
+the floor carries the body at the knees, shins and feet; the legs carry almost nothing and
+recover at r*R.  It is the last resort: standing within the endurance limit recovers too.
 
 The kneel: from the pose the body rests in, down onto both knees over DOWN_S, kneeling until the
 legs are back to resume_rc (or their recovery stalls, or the rest of the source needs the
@@ -99,8 +97,8 @@ def kneel_path(kin, start: tuple, end: tuple, duration: float, scale: float, flo
     The static torques of floor work (runtime.floor.work.static_torques), but for the legs: folded
     past FOLD_FROM they rest on themselves, the thighs on the calves, the seat on the heels, the
     feet on their backs on the floor, and their muscles let go (by the fold, eased).  Held by
-    muscle at even a few percent, the 3CC would recover them at R only, not r*R (see the module
-    docstring), and the kneel would not rest them."""
+    muscle above the endurance limit, the 3CC would recover them at R only, not r*R (see the
+    module docstring), and the kneel would not rest them."""
     n = max(2, int(round(duration * SAMPLE_FPS)) + 1)
     u = np.array([smoothstep(i / (n - 1)) for i in range(n)])
     root_pos = start[0][None] + u[:, None] * (end[0] - start[0])[None]

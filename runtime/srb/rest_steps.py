@@ -226,11 +226,8 @@ def rest_height(sim, r: "RefSample", centre: np.ndarray) -> float:
 
 def standing_recovery(sim) -> float:
     """The most the legs can recover to resting on their feet: the 3CC's residual capacity where
-    recovery at R balances fatigue at F under STANDING_LOAD, over the leg DoFs (a held load
-    recovers at R, not r*R; see runtime.fatigue.model)."""
-    model = sim.fatigue.model
-    legs = sim.leg_dofs
-    return float((1.0 - model.F[legs] * STANDING_LOAD / model.R[legs]).min())
+    recovery balances fatigue under STANDING_LOAD, over the leg DoFs (ThreeCompartmentModel.held_capacity)."""
+    return float(sim.fatigue.model.held_capacity(STANDING_LOAD)[sim.leg_dofs].min())
 
 
 def wants_to_kneel(sim, reason: str | None, legs_rc: float, ended: bool) -> bool:

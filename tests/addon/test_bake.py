@@ -300,6 +300,40 @@ def test_keyed_fitness_and_body_parts_shape_the_schedule(registered_addon):
     assert np.allclose(cj.F[:, legs], 0.2) and np.allclose(cj.R[:, legs], 0.03) and np.allclose(cj.r, 10.0)
 
 
+def test_a_directed_bake_asks_for_tiredness_and_reports_what_it_reached(registered_addon):
+    """A preset says how tired, when: the request carries the keys (Tired at start / by the end,
+    or the keyed Tiredness channel, on the source's timeline) and the rates at real time; the
+    Last Bake report says what was asked, what was reached and what was solved."""
+    obj, _, _ = walk_rig(seconds=3.0, mesh=False)
+    bake, report = mod("fatigue_addon.bake"), mod("fatigue_addon.report")
+    s = obj.fatigue_settings
+    s.preset = "Exhausted"
+    job = bake.prepare(bpy.context, obj)
+    keys = job.request.tiredness
+    end = (bpy.context.scene.frame_end - bpy.context.scene.frame_start) / job.fps
+    assert keys.times == pytest.approx((0.0, end)) and keys.values == pytest.approx((0.5, 0.5))
+    assert job.request.schedule.initial_fatigue.max() == 0.0      # the solve sets it
+    s.tiredness = 0.0
+    obj.keyframe_insert("fatigue_settings.tiredness", frame=1)
+    s.tiredness = 0.6
+    obj.keyframe_insert("fatigue_settings.tiredness", frame=46)
+    keyed = bake.prepare(bpy.context, obj).request.tiredness
+    assert keyed.times[:2] == pytest.approx((0.0, 45 / job.fps)) and keyed.values[:2] == pytest.approx((0.0, 0.6))
+    assert keyed.values[-1] == pytest.approx(0.6)                  # held after its last key
+    s.preset = "Realistic"                  # rates as published: nothing directed
+    assert bake.prepare(bpy.context, obj).request.tiredness is None
+    s.preset = "Exhausted"
+    for frame in (1, 46):
+        obj.keyframe_delete("fatigue_settings.tiredness", frame=frame)
+    assert bpy.ops.fatigue.bake_take(preset="Exhausted") == {"FINISHED"}
+    r = json.loads(s.last_report)
+    assert r["tiredness"]["asked"] == [0.5, 0.5]
+    assert abs(r["tiredness"]["reached"][1] - 0.5) <= 0.1 and set(r["tiredness"]["parts"]) >= {"legs", "arms"}
+    assert r["kneels"] == 0 and not r["fell"]
+    assert "tired 0.50 ->" in report.summary(r)
+    assert any("Tiredness: asked 0.50 -> 0.50" in line for line in panel_text.draw_panels(bpy, obj))
+
+
 # --------------------------------------------------------------------------- cancel and errors
 
 

@@ -310,6 +310,23 @@ def test_preset_sets_fitness_time_scale_initial_fatigue(registered_addon):
         assert (settings.fitness, settings.time_scale, settings.initial_fatigue) == pytest.approx(got)
 
 
+def test_presets_direct_how_tired_and_a_typed_speed_up_runs_rates_as_given(registered_addon):
+    params = fatigue_params()
+    settings = make_armature().fatigue_settings
+    for name, p in params.PRESETS.items():
+        settings.preset = name
+        assert settings.direct_tiredness == (p.tiredness is not None), name
+        if p.tiredness is not None:
+            assert (settings.tiredness_start, settings.tiredness_end) == pytest.approx(p.tiredness), name
+    settings.preset = "Exhausted"
+    assert settings.direct_tiredness and settings.tiredness_start == pytest.approx(0.5)
+    settings.time_scale = 20.0              # the animator asks for rates: they run as given
+    assert not settings.direct_tiredness
+    settings.preset = "Exhausted"
+    settings.initial_fatigue = 0.3
+    assert not settings.direct_tiredness
+
+
 def test_fitness_is_keyframable(registered_addon):
     anim = anim_module()
     obj = make_armature()

@@ -23,7 +23,7 @@ def test_fatigued_conditions_are_compared_with_fresh_and_graded_in_strength():
     # Tired muscles have less left than moderately tired ones, which have less than fresh ones.
     assert rows["fresh"]["min_rc"] == 1.0
     assert rows["tired"]["min_rc"] < rows["moderate"]["min_rc"] < 1.0
-    assert result["moderate"]["preset"] == "Untrained"
+    assert (result["moderate"]["fitness"], result["moderate"]["time_scale"]) == (0.25, 20.0)
     assert set(result["summary"]) == {"fresh", "moderate", "tired"}
 
 

