@@ -63,13 +63,20 @@ def make_report(job, take, action, meshes) -> dict:
         "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
         "behind_source_m": stats.get("behind_source_m", 0.0),
         "notes": dict(take.notes),
-        "warnings": list(job.warnings) + ([take.notes["playback"]] if "playback" in take.notes else [])
-                    + [e["reason"] for e in stopped],
+        "warnings": all_warnings(job, take, stopped),
         "name_notes": [job.take_note] if job.take_note else [],
         "meshes": list(meshes),
         "stats": stats,
         "timings": timings,
     }
+
+
+def all_warnings(job, take, stopped: list) -> list[str]:
+    """Every warning of the bake, each once: the job's (names, units, the retarget's reading), those
+    the retarget added while writing the take (job.info), the playback's and why the take stopped."""
+    found = list(job.warnings) + list(job.info.warnings)
+    found += ([take.notes["playback"]] if "playback" in take.notes else []) + [e["reason"] for e in stopped]
+    return list(dict.fromkeys(found))
 
 
 def summary(report: dict) -> str:
