@@ -64,9 +64,7 @@ def make_report(job, take, action, meshes) -> dict:
         "residual_moment_nm_mean": stats.get("residual_moment_nm_mean", 0.0),
         "behind_source_m": stats.get("behind_source_m", 0.0),
         "notes": dict(take.notes),
-        "warnings": list(job.warnings) + ([take.notes["playback"]] if "playback" in take.notes else [])
-                    + [e["reason"] for e in stopped]
-                    + ([take.notes["tiredness"]] if "not reached" in take.notes.get("tiredness", "") else []),
+        "warnings": all_warnings(job, take, stopped),
         "name_notes": [job.take_note] if job.take_note else [],
         "meshes": list(meshes),
         "stats": stats,
@@ -88,6 +86,16 @@ def tiredness(stats: dict) -> dict | None:
         "speed_up": round(stats["speed_up"], 3),
         "endurance_change": round(stats.get("endurance_change", 1.0), 3),
     }
+
+
+def all_warnings(job, take, stopped: list) -> list[str]:
+    """Every warning of the bake, each once: the job's (names, units, the retarget's reading), those
+    the retarget added while writing the take (job.info), the playback's, why the take stopped and a
+    tiredness the take was asked for and did not reach."""
+    found = list(job.warnings) + list(job.info.warnings)
+    found += ([take.notes["playback"]] if "playback" in take.notes else []) + [e["reason"] for e in stopped]
+    found += [take.notes["tiredness"]] if "not reached" in take.notes.get("tiredness", "") else []
+    return list(dict.fromkeys(found))
 
 
 def summary(report: dict) -> str:

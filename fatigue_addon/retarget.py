@@ -693,7 +693,10 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     qP = {k: mat_to_quat(v) for k, v in P.items()}
     root_rot = quat.make_continuous(qP["pelvis"])
     joint_rots = np.stack([quat.multiply(quat.conjugate(qP[rigmap.KEY_PARENT[k]]), qP[k]) for k in JOINT_KEYS], axis=1)
-    joint_rots = quat.make_continuous(quat.normalize(joint_rots))
+    # Each joint continuous from a first frame with w >= 0: a joint's rotation relative to its
+    # parent's had w < 0 on some rigs (a DAZ left arm) for the whole clip; an elbow's then reads
+    # 2 pi off wherever an angle is taken without quat.hinge_angle.
+    joint_rots = quat.make_continuous(quat.hemisphere(quat.normalize(joint_rots)))
     pelvis_head = world["pelvis"][:, :3, 3]
     # The proxy's pelvis stands at its own height where the rig's stands at its own (straight legs
     # on world z = 0), so legs of other proportions still reach the floor.  A motion whose floor is

@@ -394,7 +394,8 @@ def describe(r: dict) -> str:
             f"{r['realtime_x']:.1f}x real time on {r['engine']}"
             + ((f", FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else ", FELL")
                if r.get("fell") else "")
-            + ("" if r.get("finished", True) else ", UNFINISHED: too tired to play the whole source"))
+            + ("" if r.get("finished", True) else ", UNFINISHED: too tired to play the whole source")
+            + (f"; {len(r['warnings'])} warning(s), first: {r['warnings'][0]}" if r.get("warnings") else ""))
 
 
 def _catch_signals(stop: _Stop) -> dict:
@@ -540,7 +541,8 @@ def bake_one(spec: dict) -> dict:
         peak_fatigue_by_region=report["peak_fatigue_by_region"],
         residual_force_bw_mean=report["residual_force_bw_mean"], fell=report["fell"],
         fall_frame=report.get("fall_frame"), finished=report["finished"], behind_source_m=report.get("behind_source_m"),
-        rests=report["rests"], kneels=report.get("kneels", 0), warnings=report.get("name_notes") or None)
+        rests=report["rests"], kneels=report.get("kneels", 0),
+        warnings=list(dict.fromkeys(report.get("warnings", []) + report.get("name_notes", []))) or None)
     return result
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..body import proxy
-from ..maths import lowpass, quat, repeatable
+from ..maths import lowpass, quat
 from ..motion.clip import Clip
 from . import pybullet_body
 
@@ -98,12 +98,12 @@ class Kinematics:
 
     def _joint_values(self, joint_rots: np.ndarray) -> list[list[list[float]]]:
         """PyBullet joint targets for poses (T, J, 4): the quaternion of a spherical joint, the
-        angle 2 atan2(z, w) of a revolute one; as Python lists, computed once for all frames."""
+        angle of a revolute one (quat.hinge_angle: either sign); as Python lists, computed once for all frames."""
         joint_rots = np.asarray(joint_rots, dtype=np.float64)
         quats = joint_rots.tolist()
         rev = [j for j, r in enumerate(self.revolute) if r]
         if rev:
-            angles = (2.0 * repeatable.arctan2(joint_rots[:, rev, 2], joint_rots[:, rev, 3])).tolist()
+            angles = quat.hinge_angle(joint_rots[:, rev]).tolist()
             for row, a in zip(quats, angles):
                 for j, v in zip(rev, a):
                     row[j] = [v]

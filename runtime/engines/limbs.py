@@ -216,7 +216,7 @@ class LimbSimulator:
         p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
         for j, slot, sph in zip(self.joint_index, self.joint_slots, self.spherical):
             q = joint_rots[slot]
-            value = list(q) if sph else [2.0 * repeatable.arctan2(q[2], q[3])]
+            value = list(q) if sph else [quat.hinge_angle4(q)]
             p.resetJointStateMultiDof(self.body, j, targetValue=value, physicsClientId=c)
         self._stop_state = [(_floats(joint_rots[self.joint_slots[stop.slot]]), [0.0, 0.0, 0.0])
                             for stop in self._stops]
@@ -256,7 +256,7 @@ class LimbSimulator:
                 forces.append([self._ball_cap_list(cap[k:k + 3], last[k:k + 3], self._last[k:k + 3])] * 3)
                 k += 3
             else:
-                positions.append([float(2.0 * repeatable.arctan2(q[2], q[3]))])
+                positions.append([quat.hinge_angle4(q)])
                 velocities.append([w[2]])
                 forces.append([cap[k]])
                 k += 1

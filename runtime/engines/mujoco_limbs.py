@@ -91,7 +91,8 @@ class MujocoLimbSimulator(LimbSimulator):
             if sph:
                 d.qpos[adr:adr + 4] = (q[3], q[0], q[1], q[2])
             else:
-                d.qpos[adr] = 2.0 * math.atan2(q[2], q[3])
+                _, _, z, w = quat.hemisphere4(q)     # either sign (math's atan2: the bits it always had)
+                d.qpos[adr] = 2.0 * math.atan2(z, w)
         self._stop_state = [(list(map(float, joint_rots[self.joint_slots[stop.slot]])), [0.0, 0.0, 0.0])
                             for stop in self._stops]
 

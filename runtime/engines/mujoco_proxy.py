@@ -12,7 +12,7 @@ import numpy as np
 
 from ..body import proxy
 from ..body.description import Link, proxy_links
-from ..motion.clip import revolute_angle
+from ..maths import quat
 from .kinematics import SOLE, Kinematics
 
 GRAVITY = 9.81
@@ -134,7 +134,7 @@ class MujocoKinematics(Kinematics):
         for j, (adr, rev) in enumerate(zip(self._qpos_at, self.revolute)):
             r = joint_rots[:, j]
             if rev:
-                q[:, adr] = revolute_angle(r)
+                q[:, adr] = quat.hinge_angle(r)
             else:
                 q[:, adr] = r[:, 3]
                 q[:, adr + 1:adr + 4] = r[:, :3]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..body import proxy
-from ..maths import lowpass, quat, repeatable
+from ..maths import lowpass, quat
 from ..maths.ease import smoothstep
 from ..motion.clip import Clip
 from ..motion.take import Event
@@ -129,7 +129,7 @@ def kneel_path(kin, start: tuple, end: tuple, duration: float, scale: float, flo
     fold = np.zeros(n)
     for side in ("right", "left"):
         j = names.index(f"{side}_knee")
-        flex = -2.0 * repeatable.arctan2(joints[:, j, 2], joints[:, j, 3])
+        flex = -quat.hinge_angle(joints[:, j])
         fold = np.maximum(fold, [smoothstep(f) for f in (flex - FOLD_FROM) / (KNEE_FLEX - FOLD_FROM)])
     legs = np.array(proxy.dof_body_parts()) == "legs"
     loads[:, legs] *= (1.0 - fold)[:, None]

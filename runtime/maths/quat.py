@@ -75,6 +75,26 @@ def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return 2.0 * repeatable.arccos(np.clip(d, -1.0, 1.0))
 
 
+def hemisphere(q: np.ndarray) -> np.ndarray:
+    """The one of q and -q (the same rotation) with w >= 0; where w is 0, the one with z >= 0 (a
+    half turn about a hinge's z: +pi, not -pi).  Unchanged (the same array) where no sign flips."""
+    q = np.asarray(q, dtype=np.float64)
+    w, z = q[..., 3], q[..., 2]
+    flip = (w < 0.0) | ((w == 0.0) & (z < 0.0))
+    return np.where(flip[..., None], -q, q) if flip.any() else q
+
+
+def hinge_angle(q: np.ndarray) -> np.ndarray:
+    """Angle (rad, in (-pi, pi]) about local z of rotations q (..., 4) that turn about z only (a knee,
+    an elbow): 2 atan2(z, w) of q's w >= 0 sign (hemisphere), so q and -q give the same angle.
+
+    Why: a retargeted elbow's quaternion had w < 0 for a whole clip (the product of two w >= 0
+    world rotations, kept continuous from its first frame); 2 atan2(z, w) of it is the angle less
+    2 pi, and the motors drove the arm there: a boxing guard's elbows bent 3-10 degrees, not 74-130."""
+    q = hemisphere(q)
+    return 2.0 * repeatable.arctan2(q[..., 2], q[..., 3])
+
+
 def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
     """Flip signs along ``axis`` so consecutive quaternions lie in the same hemisphere."""
     q = np.moveaxis(np.array(q, dtype=np.float64), axis, 0)
@@ -128,6 +148,20 @@ def multiply4(a, b) -> list[float]:
             aw * by - ax * bz + ay * bw + az * bx,
             aw * bz + ax * by - ay * bx + az * bw,
             aw * bw - ax * bx - ay * by - az * bz]
+
+
+def hemisphere4(q) -> list[float]:
+    """hemisphere() of one quaternion given as 4 floats."""
+    x, y, z, w = (float(c) for c in q)
+    if w < 0.0 or (w == 0.0 and z < 0.0):
+        return [-x, -y, -z, -w]
+    return [x, y, z, w]
+
+
+def hinge_angle4(q) -> float:
+    """hinge_angle() of one quaternion given as 4 floats (numpy's arctan2, like hinge_angle)."""
+    _, _, z, w = hemisphere4(q)
+    return float(2.0 * repeatable.arctan2(z, w))
 
 
 def normalize4(q) -> list[float]:

@@ -15,16 +15,14 @@ import numpy as np
 
 from ..body import proxy
 from ..errors import ClipError
-from ..maths import lowpass, quat, repeatable
+from ..maths import lowpass, quat
 
 # DeepMimic files are Y-up; rotating +90 degrees about X makes them Z-up (x forward, y left).
 Y_UP_TO_Z_UP = quat.from_axis_angle([1.0, 0.0, 0.0], np.pi / 2)
-REVOLUTE_AXIS = np.array([0.0, 0.0, 1.0])   # knee and elbow axis in the URDF's link frames
+# Knee and elbow axis in the URDF's link frames: a revolute joint's angle is quat.hinge_angle of its
+# rotation (either quaternion sign).
+REVOLUTE_AXIS = np.array([0.0, 0.0, 1.0])
 
-
-def revolute_angle(q: np.ndarray) -> np.ndarray:
-    """The angle (rad) of revolute joint rotations ``q`` (..., 4: x, y, z, w) about REVOLUTE_AXIS."""
-    return 2.0 * repeatable.arctan2(q[..., 2], q[..., 3])
 # m/s for a 1.62 m body (scaled with the square root of height, like running speed): faster than
 # anyone runs (a sprint peaks near 12) or falls within a shot; the DeepMimic clips stay below 5.2.
 MAX_ROOT_SPEED = 20.0

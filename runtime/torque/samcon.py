@@ -34,7 +34,7 @@ from ..fatigue.effort import PathGive, fatigue_cost
 from ..fatigue.schedule import ScheduledModel
 from ..fatigue.tempo import MAX_STRETCH
 from ..maths import quat, repeatable
-from ..motion.clip import Clip, revolute_angle
+from ..motion.clip import Clip
 from ..motion.take import Event, Take, unfatigued
 from .sampled_reference import DAMPING_RATIO, Reaching, SampledReference, WindowEnd, Clock
 
@@ -280,7 +280,7 @@ class SampledBody:
             if joint.dofs == 3:
                 out.append(to_euler(joint_rots[..., j, :], self.orders[j]))
             else:
-                out.append(revolute_angle(joint_rots[..., j, :])[..., None])
+                out.append(quat.hinge_angle(joint_rots[..., j, :])[..., None])
         return np.concatenate(out, axis=-1)
 
     def rotations_of(self, angles: np.ndarray) -> np.ndarray:

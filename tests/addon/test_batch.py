@@ -292,3 +292,25 @@ def test_effort_economy_reaches_the_simulation_in_both_backends_and_the_file_kee
     worker = backend.run_sync(run)
     assert np.array_equal(inline.clip.joint_rots, worker.clip.joint_rots)
     assert worker.notes["effort_economy"].startswith("3:")
+
+
+def test_every_warning_of_a_bake_reaches_the_batch_and_the_farm_summary(tmp_path):
+    """Issue 51: the summary said ``warnings: null`` although the bake warned (units, elbows off
+    their hinge): only a take's name notes travelled.  The elbows of this shot bend 35 degrees
+    off the hinge; ./fatigue bake's summary and its line, and the farm's summary, say so."""
+    shot = make_shot(tmp_path / "shot_tilted.blend", seconds=0.5, off_hinge=True)
+    proc = bake_cli(shot, "--out", tmp_path / "out", "--frames", "1:10", "--summary", tmp_path / "summary.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    take = json.loads((tmp_path / "summary.json").read_text())["takes"][0]
+    hinge = [w for w in take["warnings"] or [] if "off the proxy's hinge axis" in w]
+    assert take["status"] == "ok" and hinge, take["warnings"]
+    assert "warning(s), first:" in proc.stdout
+
+    farm = tmp_path / "farm"
+    for command in (["bake", "--scene", shot, "--out", farm, "--frames=1:10"],
+                    ["summary", "--out", farm, "--summary", "summary.json", "--scene", shot]):
+        run = subprocess.run([sys.executable, str(ROOT / "tools" / "farm_task.py"), "--", *map(str, command)],
+                             capture_output=True, text=True, cwd=str(ROOT), timeout=600)
+        assert run.returncode == 0, run.stdout + run.stderr
+    farmed = json.loads((farm / "summary.json").read_text())["takes"][0]
+    assert farmed["warnings"] == take["warnings"]

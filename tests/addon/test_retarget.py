@@ -422,3 +422,17 @@ def test_a_rig_in_centimetres_retargets_like_the_same_rig_in_metres(mods):
     rigs.assign_action(obj, take)
     after = rigs.world_matrices(obj, [pelvis], range(1, FRAMES + 1))[pelvis][:, :3, 3]
     assert np.abs(after - before).max() < 1e-3 * size_cm.stature     # in the rig's units, where the source is
+
+
+@pytest.mark.parametrize("family", ["daz", "mixamo"])
+def test_every_joint_starts_with_w_at_least_zero_and_stays_continuous(mods, family):
+    """Issue 51: a joint's rotation relative to its parent's (each w >= 0) had w < 0 on the DAZ
+    rig's left arm for the whole clip; the simulator read its elbow 2 pi off.  The Clip now
+    starts every joint in the w >= 0 hemisphere (hinges stay there) and keeps it continuous."""
+    rig = rigs.build(family)
+    clip, _ = mods.rt.action_to_clip(rig.obj, mods.rigmap.detect_mapping(rig.obj), 1, FRAMES)
+    q = clip.joint_rots
+    assert np.all(q[0, :, 3] >= 0.0)
+    assert np.all(np.sum(q[1:] * q[:-1], axis=-1) >= 0.0)
+    hinges = [i for i, j in enumerate(mods.proxy.DEFAULT_JOINTS) if j.dofs == 1]
+    assert np.all(q[:, hinges, 3] >= 0.0)

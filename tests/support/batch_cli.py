@@ -16,9 +16,10 @@ from bakes import fcurves
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def make_shot(path: Path, empty: bool = False, seconds: float = 1.0) -> Path:
+def make_shot(path: Path, empty: bool = False, seconds: float = 1.0, off_hinge: bool = False) -> Path:
     cmd = [sys.executable, str(ROOT / "tests" / "support" / "shots.py"), str(path), "--seconds", str(seconds)]
-    subprocess.run(cmd + (["--empty"] if empty else []), check=True, capture_output=True, cwd=str(ROOT))
+    cmd += (["--empty"] if empty else []) + (["--off-hinge"] if off_hinge else [])
+    subprocess.run(cmd, check=True, capture_output=True, cwd=str(ROOT))
     return path
 
 

@@ -1,6 +1,7 @@
-"""Shot files for the headless tests: ``python tests/support/shots.py OUT.blend [--seconds S] [--empty | --demo]``.
+"""Shot files for the headless tests: ``python tests/support/shots.py OUT.blend [--seconds S] [--empty | --demo | --off-hinge]``.
 
-A saved .blend with the Mixamo test rig walking a DeepMimic walk (tests/support/bakes.walk_rig), or
+A saved .blend with the Mixamo test rig walking a DeepMimic walk (tests/support/bakes.walk_rig; with
+``--off-hinge`` its elbows also tilt 35 degrees off their hinge axis, which the bake warns of), or
 with no armature at all (``--empty``: the broken shot of a batch), or the bundled demo character
 (``--demo``: tools/demo_blend.py, fitness keyed from 1.0 to 0.2; needs only bpy and numpy, so the
 other Blender versions' environments, which have no pytest, can make it).  Run in its own process
@@ -16,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 
 
-def make_shot(path: Path, seconds: float = 1.0, empty: bool = False) -> Path:
+def make_shot(path: Path, seconds: float = 1.0, empty: bool = False, off_hinge: bool = False) -> Path:
     import bpy
     import conftest
 
@@ -25,7 +26,7 @@ def make_shot(path: Path, seconds: float = 1.0, empty: bool = False) -> Path:
         conftest.load_addon_package().register()
         import bakes
 
-        obj, _body, _mapping = bakes.walk_rig(seconds=seconds)
+        obj, _body, _mapping = bakes.walk_rig(seconds=seconds, edit=_elbows_off_hinge if off_hinge else None)
         obj.fatigue_settings.fitness = 0.3          # a file with its own (unkeyed) settings
         obj.fatigue_settings.time_scale = 40.0
     else:
@@ -33,6 +34,22 @@ def make_shot(path: Path, seconds: float = 1.0, empty: bool = False) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     bpy.ops.wm.save_as_mainfile(filepath=str(path))
     return path
+
+
+def _elbows_off_hinge(clip):
+    """``clip`` with both elbows also turned 35 degrees about their link's x axis: off the proxy's
+    hinge axis (z), which the retarget reports."""
+    from dataclasses import replace
+
+    import bakes
+
+    quat = bakes.mod("runtime.maths.quat")
+    joints = clip.joint_rots.copy()
+    twist = quat.from_axis_angle([1.0, 0.0, 0.0], 0.61)
+    for side in ("right", "left"):
+        j = clip.joints.index(f"{side}_elbow")
+        joints[:, j] = quat.multiply(joints[:, j], twist)
+    return replace(clip, joint_rots=joints)
 
 
 def make_demo_shot(path: Path, seconds: float = 2.0) -> Path:
@@ -67,11 +84,12 @@ if __name__ == "__main__":
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--empty", action="store_true")
     ap.add_argument("--demo", action="store_true")
+    ap.add_argument("--off-hinge", action="store_true")
     a = ap.parse_args()
     if a.demo:
         make_demo_shot(a.out, a.seconds)
     else:
-        make_shot(a.out, a.seconds, a.empty)
+        make_shot(a.out, a.seconds, a.empty, a.off_hinge)
     # The bpy 4.2 module crashes at interpreter exit once any property with an update callback
     # was registered (a plain script registering one does too); the file is saved: leave now.
     import os

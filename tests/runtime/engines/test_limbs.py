@@ -218,3 +218,50 @@ def test_a_tired_dancers_trunk_and_neck_slump_without_folding(tired_dance):
     # glitch a tired neck lags for a frame or two.)
     assert off_source("chest").mean() < 17.5 and np.percentile(off_source("neck"), 99) < 25.0
     assert off_source("neck").mean() > 3.0      # still tired: the head does sag
+
+
+def guard_clip(seconds: float = 1.0) -> C.Clip:
+    """Standing in a boxing guard: the right elbow pumping between 74 and 126 degrees, the left
+    arm near straight (a T-pose rig's), knees soft."""
+    walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
+    frames = int(round(seconds * 30)) + 1
+    t = np.arange(frames) / 30.0
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    z = [0.0, 0.0, 1.0]
+    joints = np.tile(quat.IDENTITY, (frames, len(names), 1))
+    joints[:, names.index("right_shoulder")] = quat.from_axis_angle([0.0, 0.0, 1.0], 0.6)
+    joints[:, names.index("right_elbow")] = quat.from_axis_angle(z, 1.75 + 0.45 * np.sin(2 * np.pi * t))
+    joints[:, names.index("left_elbow")] = quat.from_axis_angle(z, np.full(frames, 0.08))
+    for side in ("right", "left"):
+        joints[:, names.index(f"{side}_knee")] = quat.from_axis_angle(z, np.full(frames, -0.2))
+    return replace(walk, name="guard", fps=30.0, loop=False, root_pos=np.tile(walk.root_pos[0], (frames, 1)),
+                   root_rot=np.tile(walk.root_rot[0], (frames, 1)), joint_rots=joints)
+
+
+@pytest.mark.parametrize("engine", ["pybullet", "mujoco"])
+def test_a_fresh_take_follows_hinges_whose_quaternions_have_w_below_zero(engine):
+    """Issue 51: the retarget handed the simulator elbow quaternions with w < 0 for a whole clip,
+    and 2 atan2(z, w) read them 2 pi off: a boxing guard's elbows (74-130 degrees) came out at
+    3-10, a T-pose rig's snapped at frame 2.  The same rotations with the other quaternion sign
+    (every joint, elbows and knees included, and the root, every frame) give the same fresh take,
+    bit for bit."""
+    pytest.importorskip("mujoco" if engine == "mujoco" else "pybullet")
+    clip = guard_clip()
+    names = [j.name for j in proxy.DEFAULT_JOINTS]
+    hinges = [i for i, j in enumerate(proxy.DEFAULT_JOINTS) if j.dofs == 1]
+    flipped = replace(clip, joint_rots=-clip.joint_rots, root_rot=-clip.root_rot)
+    assert np.all(flipped.joint_rots[:, hinges, 3] < 0.0)
+    positive = simulate.simulate(clip, None, out_fps=30, engine=engine)
+    negative = simulate.simulate(flipped, None, out_fps=30, engine=engine)
+
+    def elbows(c):
+        return np.degrees(quat.hinge_angle(c.joint_rots[:, [names.index("right_elbow"), names.index("left_elbow")]]))
+
+    source = elbows(clip)
+    assert np.abs(elbows(positive.clip) - source).max() < 2.0
+    assert np.abs(elbows(negative.clip) - source).max() < 2.0
+    # The same take, bit for bit (its joint quaternions keep the source's sign: the same rotations).
+    assert np.array_equal(negative.clip.root_pos, positive.clip.root_pos)
+    assert np.array_equal(quat.hemisphere(negative.clip.root_rot), quat.hemisphere(positive.clip.root_rot))
+    assert np.array_equal(quat.hemisphere(negative.clip.joint_rots), quat.hemisphere(positive.clip.joint_rots))
+    assert np.array_equal(negative.torque, positive.torque)

@@ -10,7 +10,6 @@ from runtime.engines import chooser
 from runtime.reference import prepare
 from runtime.body import proxy
 from runtime.reference.rigid_body import body_from_proxy
-from runtime.motion.clip import revolute_angle
 from runtime.engines.limbs import LIMB_JOINTS
 from runtime.maths import quat
 
@@ -106,7 +105,7 @@ def test_a_sampled_path_s_tired_joints_yield_to_their_load_but_hips_and_ankles_h
 def test_the_proxy_s_knees_bend_the_way_the_yield_bends_them():
     jump = C.load_deepmimic(C.deepmimic_clip_path("jump"))
     knees = [i for i, j in enumerate(proxy.DEFAULT_JOINTS) if j.name.endswith("knee")]
-    bend = np.array([revolute_angle(jump.joint_rots[:, k]) for k in knees])
+    bend = np.array([quat.hinge_angle(jump.joint_rots[:, k]) for k in knees])
     assert np.sign(bend[:, np.abs(bend).argmax(axis=1)].diagonal()).tolist() == [effort.KNEE_BENDS] * 2   # the crouch
 
 

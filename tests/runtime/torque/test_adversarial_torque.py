@@ -79,7 +79,7 @@ def _short_arms(clip: C.Clip, degrees: float = 30.0) -> C.Clip:
     joints = clip.joint_rots.copy()
     for side in ("right", "left"):
         j = clip.joints.index(f"{side}_elbow")
-        sense = np.sign(np.median(C.revolute_angle(joints[:, j])))
+        sense = np.sign(np.median(quat.hinge_angle(joints[:, j])))
         bend = quat.from_axis_angle(C.REVOLUTE_AXIS, np.radians(degrees) * sense)
         joints[:, j] = quat.multiply(joints[:, j], np.broadcast_to(bend, joints[:, j].shape))
     return replace(clip, joint_rots=joints, name=f"{clip.name}_short_arms")

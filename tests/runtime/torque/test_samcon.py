@@ -48,6 +48,14 @@ def test_the_sampled_body_is_the_proxy_and_its_hinges_keep_clear_of_gimbal_lock(
     assert np.degrees(np.abs(samcon.to_euler(dance.joint_rots[:, shoulder], (0, 1, 2))[:, 1]).max()) > 80.0
 
 
+def test_the_sampler_s_servo_angles_do_not_depend_on_the_quaternions_sign():
+    """Issue 51: a knee or elbow quaternion with w < 0 set its servo 2 pi from the clip's angle."""
+    dance = _load("dance_a")
+    body = samcon.SampledBody(orders=samcon.gimbal_free_orders(dance.joint_rots))
+    frames = dance.joint_rots[::15]
+    assert np.array_equal(body.angles_of(-frames), body.angles_of(frames))
+
+
 def test_motors_drive_the_joints_and_nothing_holds_the_root():
     import mujoco
 
