@@ -115,20 +115,35 @@ def _positive(name: str, value: float | None, lo: float = 0.0, hi: float = math.
         raise UsageError(f"{name} {value!r}: give a number in {rng}")
 
 
+def writable_problem(path: Path, folder: bool = False) -> str | None:
+    """Why ``path`` cannot be written as a file (or, with ``folder``, made or filled as a folder),
+    naming the fix; None when it can: not the wrong kind of thing, and its folder (or the nearest
+    folder that exists above it, to be created) writable.  Nothing is created."""
+    path = Path(path)
+    if folder and path.exists() and not path.is_dir():
+        return f"{path} is a file, not a folder: give a folder path"
+    if not folder and path.is_dir():
+        return f"{path} is a directory, not a file: give a file path"
+    if path.exists() and not os.access(path, os.W_OK | (os.X_OK if folder else 0)):
+        return f"{path} is not writable: give another path or fix its permissions"
+    above = path if folder and path.exists() else path.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        return f"cannot create {path}: {above} is a file, not a folder: give another path"
+    try:                   # permissions alone do not tell (root passes them; /proc, a read-only mount)
+        with tempfile.TemporaryFile(dir=above):
+            pass
+    except OSError:
+        return f"cannot write into {above}: give another path or fix its permissions"
+    return None
+
+
 def _check_writable(path: Path, option: str) -> None:
-    """UsageError unless ``path`` can be written as a file: not a directory, and its folder (or
-    the nearest folder that exists above it, to be created) writable."""
-    if path.is_dir():
-        raise UsageError(f"{option}: {path} is a directory, not a file: give a file path")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise UsageError(f"{option}: {path} is not writable: give another path or fix its permissions")
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise UsageError(f"{option}: cannot create {path}: {folder} is a file, not a folder: give another path")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{option}: cannot write into {folder}: give another path or fix its permissions")
+    """UsageError unless ``path`` can be written as a file (writable_problem)."""
+    problem = writable_problem(path)
+    if problem:
+        raise UsageError(f"{option}: {problem}")
 
 
 def plan(args) -> list[dict]:
