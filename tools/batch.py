@@ -512,8 +512,8 @@ def bake_one(spec: dict) -> dict:
                                    "time_scale", "mode", "foot_placement", "effort_economy", "engine", "breathing",
                                    "kneeling")
               if spec.get(k) is not None}
-    obj = bpy.data.objects[armature]
-    if spec.get("variant"):
+    obj = bpy.data.objects.get(armature)    # a name that is no armature here: the operator says so, listing them
+    if spec.get("variant") and obj is not None and obj.type == "ARMATURE":
         source = kwargs.get("action")
         if source is None:
             found = demo_blend.addon_module("fatigue_addon.bake").source_action(obj, obj.fatigue_settings)

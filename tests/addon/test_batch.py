@@ -186,6 +186,17 @@ def test_a_missing_engine_exits_2_in_one_line(shots, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("variants", [[], ["--variants", "fresh"]])
+def test_a_misspelled_armature_names_the_files_armatures(shots, tmp_path, variants):
+    """Not 'failed unexpectedly (KeyError)': the operator's own line, listing the armatures there."""
+    out = tmp_path / "out"
+    proc = bake_cli(shots["a"], "--out", out, "--armature", "Mixamoo", *variants, "--summary", tmp_path / "s.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    take = json.loads((tmp_path / "s.json").read_text())["takes"][0]
+    assert take["error"] == "no armature named 'Mixamoo' in this file (armatures here: Mixamo): give one of them"
+    assert "unexpectedly" not in proc.stdout + proc.stderr and not (out / "shot_a.blend").exists()
+
+
 @pytest.mark.parametrize("args, expected", [
     (["{a}"], "no --out"),
     (["{missing}", "--out", "{out}"], "no such file"),
