@@ -5,6 +5,7 @@ import numpy as np
 
 from ..runtime.body import proxy
 from ..runtime.motion import metrics
+from ..runtime.motion.take import tempo_phrase
 from ..runtime.reference.support import FEET_ONLY
 
 
@@ -75,7 +76,9 @@ def make_report(job, take, action, meshes) -> dict:
 def summary(report: dict) -> str:
     """One line for the operator's INFO report."""
     peak = max(report["peak_fatigue"].items(), key=lambda kv: kv[1]) if report["peak_fatigue"] else ("-", 0.0)
-    return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
+    tempo = tempo_phrase(report["frames"], report["duration_stretch"], report["fell"],
+                         report["source_frames"][1] - report["source_frames"][0] + 1)
+    return (f"Baked '{report['action']}': {report['frames']} frames ({tempo}), "
             f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
             + (f" ({report['kneels']} on its knees)" if report.get("kneels") else "")
             + ((f", FELL at frame {report['fall_frame']}" if report.get("fall_frame") is not None else ", FELL")

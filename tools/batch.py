@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime.fatigue import params as fatigue_params  # noqa: E402
 from runtime.fatigue.effort import MAX_EFFORT_ECONOMY  # noqa: E402
+from runtime.motion.take import tempo_phrase  # noqa: E402
 
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
@@ -404,8 +405,9 @@ def describe(r: dict) -> str:
     if r["status"] != "ok":
         return f"{name}: FAILED: {r['error']}"
     peak = max((r.get("peak_fatigue_by_region") or {"-": 0.0}).items(), key=lambda kv: kv[1])
-    return (f"{name}: '{r['out_action']}' {r['take_frames'][1] - r['take_frames'][0] + 1} frames, "
-            f"x{r['duration_stretch']:.2f} tempo, peak fatigue {peak[1]:.0%} ({peak[0]}), "
+    frames = r["take_frames"][1] - r["take_frames"][0] + 1
+    tempo = tempo_phrase(frames, r["duration_stretch"], r.get("fell"), r["frames"][1] - r["frames"][0] + 1)
+    return (f"{name}: '{r['out_action']}' {frames} frames, {tempo}, peak fatigue {peak[1]:.0%} ({peak[0]}), "
             f"{r['realtime_x']:.1f}x real time on {r['engine']}"
             + ((f", FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else ", FELL")
                if r.get("fell") else "")

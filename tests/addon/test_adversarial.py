@@ -772,3 +772,22 @@ def test_a_take_that_falls_is_not_reported_finished(registered_addon, monkeypatc
     assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
     report = json.loads(obj.fatigue_settings.last_report)
     assert report["fell"] is True and report["finished"] is False
+
+
+def test_a_take_that_fell_reports_how_far_it_got_not_a_tempo(addon_package):
+    """It fell 28 frames in, having played half a frame of its 247-frame source: the summary said
+    'x54.00 tempo' (its length over that half frame); the panel's line and ./fatigue bake's say where
+    it fell instead.  A take that did not fall keeps its tempo."""
+    from fatigued_takes.fatigue_addon import report as bake_report
+
+    report = {"action": "walk.fatigued", "frames": 28, "duration_stretch": 54.0, "fell": True, "fall_frame": 28,
+              "source_frames": [1, 247], "peak_fatigue": {"legs": 0.9}, "rests": 0, "finished": False}
+    row = {"file": "/shots/a.blend", "status": "ok", "out_action": "walk.fatigued", "take_frames": [1, 28],
+           "frames": [1, 247], "duration_stretch": 54.0, "fell": True, "fall_frame": 28, "finished": False,
+           "peak_fatigue_by_region": {"knee": 0.9}, "realtime_x": 3.0, "engine": "PyBullet"}
+    for line in (bake_report.summary(report), batch.describe(row)):
+        assert "tempo" not in line and "fell before playing its 247-frame source" in line, line
+    far = dict(report, duration_stretch=1.35)          # 27 frames at x1.35: 20 of the source's frames
+    assert "(fell 20 frames into its 247-frame source)" in bake_report.summary(far)
+    upright = dict(report, duration_stretch=1.35, fell=False, fall_frame=None)
+    assert "(x1.35 tempo)" in bake_report.summary(upright)
