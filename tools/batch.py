@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from runtime.fatigue import params as fatigue_params  # noqa: E402
 from runtime.fatigue.effort import MAX_EFFORT_ECONOMY  # noqa: E402
 from runtime.motion.take import tempo_phrase  # noqa: E402
+from runtime.request import source_frames_problem  # noqa: E402
 
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
@@ -104,6 +105,9 @@ def _frames(text: str | None) -> tuple[int | None, int | None]:
         raise UsageError(f"--frames {text!r}: give A:B, e.g. --frames 1:250") from None
     if a is not None and b is not None and b <= a:
         raise UsageError(f"--frames {text}: the end frame must come after the start frame")
+    too_many = None if a is None or b is None else source_frames_problem(a, b)
+    if too_many:
+        raise UsageError(f"--frames {text}: {too_many}: give fewer (a take refuses frames far past its action's keys)")
     return a, b
 
 

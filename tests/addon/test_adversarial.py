@@ -200,6 +200,62 @@ def test_out_of_range_operator_values_are_refused_not_clamped(registered_addon, 
     nothing_written(obj)
 
 
+# ============================================================================= a range far past the action
+
+def _custom_range(obj, start, end):
+    s = obj.fatigue_settings
+    s.use_custom_range, s.frame_start, s.frame_end = True, start, end
+
+
+def _scene_range(obj, start, end):
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = start, end
+
+
+HUGE_RANGES = {          # a 31-frame walk at 30 fps: a pose may be held 300 frames (10 s) beyond its keys
+    "operator": (None, {"frame_end": 1_000_000}, "Frames 1-1000000 run 999969 frames past the keys of 'walk' "
+                 "(frames 1-31; a pose is held at most 300 frames beyond them): give a frame range (frame_start, "
+                 "frame_end; ./fatigue bake --frames A:B) within 1-331, e.g. the keys' 1-31"),
+    "panel's custom range": (lambda o: _custom_range(o, 1, 10_000_000), {}, "Frames 1-10000000 run 9999969 frames "
+                             "past the keys of 'walk' (frames 1-31; a pose is held at most 300 frames beyond them): "
+                             "set the Fatigue panel's custom range (Range & Output) within 1-331, e.g. the keys' 1-31"),
+    "scene range": (lambda o: _scene_range(o, 1, 100_000), {}, "Frames 1-100000 run 99969 frames past the keys of "
+                    "'walk' (frames 1-31; a pose is held at most 300 frames beyond them): set the scene's frame range in "
+                    "the timeline within 1-331"),
+    "custom range, before the keys": (lambda o: _custom_range(o, -5000, 31), {}, "Frames -5000-31 run 5001 frames "
+                                      "past the keys of 'walk' (frames 1-31; a pose is held at most 300 frames beyond "
+                                      "them): set the Fatigue panel's custom range (Range & Output) within -299-31"),
+}
+
+
+@pytest.mark.parametrize("case", list(HUGE_RANGES))
+def test_a_range_far_past_the_action_is_refused_before_any_work(registered_addon, monkeypatch, case):
+    """frame_end=1000000 on a short action was read for 88 s on Blender's main thread (9 GB); at
+    10,000,000 the kernel killed Blender.  Refused in one line naming a range, before a frame is read."""
+    edit, kwargs, expected = HUGE_RANGES[case]
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    if edit is not None:
+        edit(obj)
+    retarget = mod("fatigue_addon.retarget")
+    monkeypatch.setattr(retarget, "action_to_clip", lambda *a, **k: pytest.fail("the range was read"))
+    msg = one_line_error(lambda: bpy.ops.fatigue.bake_take(**kwargs))
+    assert msg.startswith(expected), msg
+    nothing_written(obj)
+
+
+def test_a_cycled_action_bakes_past_its_keys_but_not_past_the_memory_limit(registered_addon, monkeypatch):
+    """A Cycles modifier plays past the keys, so no keys' end stops its range: the frames one bake
+    reads do (runtime.request.MAX_SOURCE_FRAMES)."""
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    for fc in fcurves(obj.animation_data.action):
+        fc.modifiers.new("CYCLES")
+    retarget = mod("fatigue_addon.retarget")
+    monkeypatch.setattr(retarget, "action_to_clip", lambda *a, **k: pytest.fail("the range was read"))
+    msg = one_line_error(lambda: bpy.ops.fatigue.bake_take(frame_end=1_000_000))
+    assert msg == ("Frames 1-1000000 are 1000000 frames, more than one bake reads (50000): give a frame range "
+                   "(frame_start, frame_end; ./fatigue bake --frames A:B)"), msg
+    nothing_written(obj)
+
+
 # ============================================================================= meaningless input
 
 def _rows(obj):
