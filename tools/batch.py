@@ -91,6 +91,18 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+# Options about the batch as a whole; every other option of parser() is an option of each take, and
+# a farm job (tools/farm.py) passes each of those to its Bake tasks: a new one travels by itself.
+BATCH_ONLY = ("help", "inputs", "out", "in_place", "summary", "jobs", "variants", "timeout")
+FLAG_GIVEN = "yes"        # a flag passed as a value (a farm job's NoBreathing): given; empty: not given
+
+
+def take_options() -> list[argparse.Action]:
+    """The options of ./fatigue bake that shape each take (all but BATCH_ONLY's), in parser order;
+    ``nargs == 0`` for a flag (--no-breathing)."""
+    return [a for a in parser()._actions if a.option_strings and a.dest not in BATCH_ONLY]
+
+
 # ============================================================================= planning (no bpy)
 
 def _frames(text: str | None) -> tuple[int | None, int | None]:
