@@ -29,7 +29,8 @@ import numpy as np
 
 from ..runtime.body import proxy
 from ..runtime.fatigue.tempo import MAX_STRETCH
-from ..runtime.request import HEIGHT_RANGE, MASS_RANGE, SimulationRequest, height_problem, mass_problem
+from ..runtime.request import (HEIGHT_RANGE, MASS_RANGE, SimulationRequest, height_problem, mass_problem,
+                               source_frames_problem)
 from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
 from .bake_options import BakeOptions, SettingsView
 from .failure import BakeInputError, RigMappingError
@@ -92,6 +93,12 @@ def resolve_mapping(obj, settings) -> dict:
                                          f"pick a two-legged character's armature or fix the Rig Mapping list")
         raise RigMappingError(f"Rig mapping: {p}: fix it in the Rig Mapping list (or press Detect Rig)")
     return rows
+
+
+# How to set the frames a bake reads, by where they came from (the fix a range's refusal names).
+RANGE_GIVEN = "give a frame range (frame_start, frame_end; ./fatigue bake --frames A:B)"
+RANGE_CUSTOM = "set the Fatigue panel's custom range (Range & Output)"
+RANGE_SCENE = "set the scene's frame range in the timeline"
 
 
 def bake_range(scene, settings) -> tuple[int, int]:
@@ -158,9 +165,14 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         end = int(options.frame_end) if options.frame_end is not None else end
         if end <= start:
             raise BakeInputError(f"frames {start}:{end} are empty: give an end frame after the start frame")
-    elif settings.use_custom_range and end <= start:
-        raise BakeInputError(f"Custom frame range {start}-{end} is empty: set End after Start in the Fatigue "
-                             f"panel (Range & Output)")
+        where = RANGE_GIVEN
+    elif settings.use_custom_range:
+        if end <= start:
+            raise BakeInputError(f"Custom frame range {start}-{end} is empty: set End after Start in the Fatigue "
+                                 f"panel (Range & Output)")
+        where = RANGE_CUSTOM
+    else:
+        where = RANGE_SCENE
     if options.action is not None:
         source = bpy.data.actions.get(options.action)
         if source is None:
@@ -176,7 +188,10 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
              if fc.data_path[len("fatigue_settings."):] not in overrides]
     with _assigned(obj, source):
         checks.check_armature(obj, scene, (start, end))
-        checks.check_frames_keyed(obj, source, start, end)
+        checks.check_frames_keyed(obj, source, start, end, scene.render.fps / scene.render.fps_base, where)
+        too_many = source_frames_problem(start, end)       # a cycled action has no keys' end to stop at
+        if too_many is not None:
+            raise BakeInputError(f"{too_many[0].upper()}{too_many[1:]}: {where}")
         mapping = resolve_mapping(obj, settings)
         frame, why = rigmap.body_pose(obj, mapping)       # None: the rest pose is a human shape
         pose_notes = [rigmap.pose_note(obj.name, frame, why)] if frame is not None else []

@@ -55,20 +55,43 @@ def check_editable(obj) -> None:
 
 # ============================================================================= input that would bake nonsense
 
-def check_frames_keyed(obj, action, start: int, end: int) -> None:
-    """Refuse a frame range that misses every key of ``action`` (the take would hold one pose).
-    A cycled curve (Cycles modifier) plays past its keys, so it keys every frame."""
+PAST_KEYS_SECONDS = 10.0   # a range may hold the first or last pose this long beyond the keys (or the keys' length)
+
+
+def keyed_range(obj) -> tuple[float, float] | None:
+    """The first and last key of the assigned action's curves (the fatigue curves and muted ones
+    aside); None where a curve is cycled (a Cycles modifier plays past its keys: every frame is
+    keyed) or nothing is keyed."""
     lo, hi = float("inf"), float("-inf")
     for fc in anim.action_fcurves(obj):
         if fc.data_path.startswith("fatigue_settings.") or fc.mute or not len(fc.keyframe_points):
             continue
         if any(m.type == "CYCLES" and not m.mute for m in fc.modifiers):
-            return
+            return None
         a, b = fc.range()
         lo, hi = min(lo, a), max(hi, b)
-    if lo <= hi and (end < lo or start > hi):
+    return (lo, hi) if lo <= hi else None
+
+
+def check_frames_keyed(obj, action, start: int, end: int, fps: float, where: str) -> None:
+    """Refuse a frame range that misses every key of ``action`` (the take would hold one pose), or
+    that runs on more than PAST_KEYS_SECONDS (or the keys' own length) before or after them: a
+    range of a million frames on a 247-frame action was read and prepared for minutes on Blender's
+    main thread until memory ran out.  ``where``: how to set the range (the fix the line names)."""
+    keys = keyed_range(obj)
+    if keys is None:
+        return
+    lo, hi = keys
+    if end < lo or start > hi:
         raise BakeInputError(f"Frames {start}-{end} lie outside the keys of '{action.name}' (frames {lo:g}-{hi:g}): "
-                             f"set the scene range or the Fatigue panel's custom range to overlap them")
+                             f"{where} to overlap them")
+    margin = max(int(math.ceil(hi - lo)), int(math.ceil(PAST_KEYS_SECONDS * fps)))
+    past = max(lo - start, end - hi)
+    if past > margin:
+        first, last = max(start, int(math.floor(lo - margin))), min(end, int(math.ceil(hi + margin)))
+        raise BakeInputError(f"Frames {start}-{end} run {past:.0f} frames past the keys of '{action.name}' "
+                             f"(frames {lo:g}-{hi:g}; a pose is held at most {margin} frames beyond them): "
+                             f"{where} within {first}-{last}, e.g. the keys' {lo:g}-{hi:g}")
 
 
 def check_mapping_sense(obj, mapping: dict, frame: int | None = None) -> None:

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..runtime.body import proxy
 from ..runtime.motion import metrics
+from ..runtime.motion.take import tempo_phrase
 from ..runtime.reference.support import FEET_ONLY
 
 
@@ -101,7 +102,9 @@ def all_warnings(job, take, stopped: list) -> list[str]:
 def summary(report: dict) -> str:
     """One line for the operator's INFO report."""
     peak = max(report["peak_fatigue"].items(), key=lambda kv: kv[1]) if report["peak_fatigue"] else ("-", 0.0)
-    return (f"Baked '{report['action']}': {report['frames']} frames (x{report['duration_stretch']:.2f} tempo), "
+    tempo = tempo_phrase(report["frames"], report["duration_stretch"], report["fell"],
+                         report["source_frames"][1] - report["source_frames"][0] + 1)
+    return (f"Baked '{report['action']}': {report['frames']} frames ({tempo}), "
             f"peak fatigue {peak[1]:.0%} ({peak[0]}), {report['rests']} rest(s)"
             + (f", tired {report['tiredness']['reached'][0]:.2f} -> {report['tiredness']['reached'][1]:.2f} "
                f"(asked {report['tiredness']['asked'][0]:.2f} -> {report['tiredness']['asked'][1]:.2f})"

@@ -24,6 +24,7 @@ from .motion.clip import Clip
 HEIGHT_RANGE = (0.5, 3.0)        # m: a rig outside this is in other units (the bake then uses the panel's height)
 MASS_RANGE = (10.0, 300.0)       # kg
 OUTPUT_FPS_RANGE = (1.0, 1000.0)
+MAX_SOURCE_FRAMES = 50_000       # frames one bake reads (about 9 KB each while prepared: under 0.5 GB)
 PROTOCOL = 1                     # the file format's version (runtime.worker speaks it)
 _SCHEDULE_FIELDS = ("F", "R", "r", "LD", "LR", "initial_fatigue")
 
@@ -54,6 +55,14 @@ def effort_economy_problem(economy) -> str | None:
 def output_fps_problem(fps) -> str | None:
     if not _within(fps, *OUTPUT_FPS_RANGE):
         return f"output frame rate {fps!r}: use {OUTPUT_FPS_RANGE[0]:g} to {OUTPUT_FPS_RANGE[1]:g} fps"
+    return None
+
+
+def source_frames_problem(start: int, end: int) -> str | None:
+    """What is wrong with baking source frames ``start``..``end`` whatever the action (its memory);
+    None when usable."""
+    if end - start + 1 > MAX_SOURCE_FRAMES:
+        return f"frames {start}-{end} are {end - start + 1} frames, more than one bake reads ({MAX_SOURCE_FRAMES})"
     return None
 
 

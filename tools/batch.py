@@ -35,6 +35,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime.fatigue import params as fatigue_params  # noqa: E402
 from runtime.fatigue.effort import MAX_EFFORT_ECONOMY  # noqa: E402
+from runtime.motion.take import tempo_phrase  # noqa: E402
+from runtime.request import source_frames_problem  # noqa: E402
 
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
@@ -89,6 +91,18 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+# Options about the batch as a whole; every other option of parser() is an option of each take, and
+# a farm job (tools/farm.py) passes each of those to its Bake tasks: a new one travels by itself.
+BATCH_ONLY = ("help", "inputs", "out", "in_place", "summary", "jobs", "variants", "timeout")
+FLAG_GIVEN = "yes"        # a flag passed as a value (a farm job's NoBreathing): given; empty: not given
+
+
+def take_options() -> list[argparse.Action]:
+    """The options of ./fatigue bake that shape each take (all but BATCH_ONLY's), in parser order;
+    ``nargs == 0`` for a flag (--no-breathing)."""
+    return [a for a in parser()._actions if a.option_strings and a.dest not in BATCH_ONLY]
+
+
 # ============================================================================= planning (no bpy)
 
 def _frames(text: str | None) -> tuple[int | None, int | None]:
@@ -103,6 +117,9 @@ def _frames(text: str | None) -> tuple[int | None, int | None]:
         raise UsageError(f"--frames {text!r}: give A:B, e.g. --frames 1:250") from None
     if a is not None and b is not None and b <= a:
         raise UsageError(f"--frames {text}: the end frame must come after the start frame")
+    too_many = None if a is None or b is None else source_frames_problem(a, b)
+    if too_many:
+        raise UsageError(f"--frames {text}: {too_many}: give fewer (a take refuses frames far past its action's keys)")
     return a, b
 
 
@@ -115,20 +132,35 @@ def _positive(name: str, value: float | None, lo: float = 0.0, hi: float = math.
         raise UsageError(f"{name} {value!r}: give a number in {rng}")
 
 
+def writable_problem(path: Path, folder: bool = False) -> str | None:
+    """Why ``path`` cannot be written as a file (or, with ``folder``, made or filled as a folder),
+    naming the fix; None when it can: not the wrong kind of thing, and its folder (or the nearest
+    folder that exists above it, to be created) writable.  Nothing is created."""
+    path = Path(path)
+    if folder and path.exists() and not path.is_dir():
+        return f"{path} is a file, not a folder: give a folder path"
+    if not folder and path.is_dir():
+        return f"{path} is a directory, not a file: give a file path"
+    if path.exists() and not os.access(path, os.W_OK | (os.X_OK if folder else 0)):
+        return f"{path} is not writable: give another path or fix its permissions"
+    above = path if folder and path.exists() else path.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        return f"cannot create {path}: {above} is a file, not a folder: give another path"
+    try:                   # permissions alone do not tell (root passes them; /proc, a read-only mount)
+        with tempfile.TemporaryFile(dir=above):
+            pass
+    except OSError:
+        return f"cannot write into {above}: give another path or fix its permissions"
+    return None
+
+
 def _check_writable(path: Path, option: str) -> None:
-    """UsageError unless ``path`` can be written as a file: not a directory, and its folder (or
-    the nearest folder that exists above it, to be created) writable."""
-    if path.is_dir():
-        raise UsageError(f"{option}: {path} is a directory, not a file: give a file path")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise UsageError(f"{option}: {path} is not writable: give another path or fix its permissions")
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise UsageError(f"{option}: cannot create {path}: {folder} is a file, not a folder: give another path")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{option}: cannot write into {folder}: give another path or fix its permissions")
+    """UsageError unless ``path`` can be written as a file (writable_problem)."""
+    problem = writable_problem(path)
+    if problem:
+        raise UsageError(f"{option}: {problem}")
 
 
 def plan(args) -> list[dict]:
@@ -389,8 +421,9 @@ def describe(r: dict) -> str:
     if r["status"] != "ok":
         return f"{name}: FAILED: {r['error']}"
     peak = max((r.get("peak_fatigue_by_region") or {"-": 0.0}).items(), key=lambda kv: kv[1])
-    return (f"{name}: '{r['out_action']}' {r['take_frames'][1] - r['take_frames'][0] + 1} frames, "
-            f"x{r['duration_stretch']:.2f} tempo, peak fatigue {peak[1]:.0%} ({peak[0]}), "
+    frames = r["take_frames"][1] - r["take_frames"][0] + 1
+    tempo = tempo_phrase(frames, r["duration_stretch"], r.get("fell"), r["frames"][1] - r["frames"][0] + 1)
+    return (f"{name}: '{r['out_action']}' {frames} frames, {tempo}, peak fatigue {peak[1]:.0%} ({peak[0]}), "
             f"{r['realtime_x']:.1f}x real time on {r['engine']}"
             + ((f", FELL at frame {r['fall_frame']}" if r.get("fall_frame") is not None else ", FELL")
                if r.get("fell") else "")
@@ -498,8 +531,8 @@ def bake_one(spec: dict) -> dict:
                                    "time_scale", "mode", "foot_placement", "effort_economy", "engine", "breathing",
                                    "kneeling")
               if spec.get(k) is not None}
-    obj = bpy.data.objects[armature]
-    if spec.get("variant"):
+    obj = bpy.data.objects.get(armature)    # a name that is no armature here: the operator says so, listing them
+    if spec.get("variant") and obj is not None and obj.type == "ARMATURE":
         source = kwargs.get("action")
         if source is None:
             found = demo_blend.addon_module("fatigue_addon.bake").source_action(obj, obj.fatigue_settings)

@@ -60,6 +60,16 @@ def condition_schedule(condition: str, fps: float = 30.0) -> schedule.FatigueSch
     raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
 
 
+SECONDS = (0.5, 600.0)      # seconds of motion per run a bench or an evaluation accepts
+
+
+def seconds_problem(seconds: float) -> str | None:
+    """The one-line refusal of a --seconds outside SECONDS (None when it is inside)."""
+    if SECONDS[0] <= seconds <= SECONDS[1]:
+        return None
+    return f"--seconds {seconds:g}: give between {SECONDS[0]:g} and {SECONDS[1]:g} seconds of motion"
+
+
 def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=None, policy=None, engine=None):
     sched = condition_schedule(condition)
     # Non-looping clips play to their end, then hold the last pose for the rest of the run.
@@ -230,8 +240,8 @@ def parse(argv: list[str]):
     if not conditions or any(c not in CONDITIONS for c in conditions):
         print(f"fatigue: --conditions takes some of {', '.join(CONDITIONS)}", file=sys.stderr)
         return 2
-    if not (0.5 <= args.seconds <= 600):
-        print("fatigue: --seconds must be between 0.5 and 600", file=sys.stderr)
+    if seconds_problem(args.seconds):
+        print(f"fatigue: {seconds_problem(args.seconds)}", file=sys.stderr)
         return 2
     policy = None
     if args.policy is not None:

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
+import batch  # noqa: E402
 import corpus_import  # noqa: E402
 
 CONDITIONS = {"fresh": "Fresh", "average": "Average", "exhausted": "Exhausted"}
@@ -320,9 +321,19 @@ def main(argv: list[str]) -> int:
     if bad:
         print(f"fatigue corpus: unknown condition {bad[0]!r}: use {', '.join(CONDITIONS)}", file=sys.stderr)
         return 2
+    problem = None if a.json is None else batch.writable_problem(a.json)
+    if problem:
+        print(f"fatigue corpus: --json: {problem}", file=sys.stderr)
+        return 2
     files = corpus_import.corpus_files(a.corpus, ("MANIFEST.json", corpus_import.NEXT_MANIFEST))
     if not files:
         print(f"fatigue corpus: no corpus at {a.corpus} (MANIFEST.json missing)", file=sys.stderr)
+        return 2
+    unmatched = [p for p in (a.files or "").split(",") if p and not corpus_import.matching(files, p)]
+    if unmatched:
+        names = ", ".join(f.rel for f in files[:8]) + (f" ... ({len(files)} files)" if len(files) > 8 else "")
+        print(f"fatigue corpus: --files {unmatched[0]!r} is part of no corpus path: give parts of {names}",
+              file=sys.stderr)
         return 2
     files = corpus_import.matching(files, a.files)
     jobs = []

@@ -6,16 +6,19 @@ errors) and writes ``DIR/template.yaml`` (an OpenJD job template, specification 
 extensions: what AWS Deadline Cloud runs) and ``DIR/parameter_values.yaml`` (Deadline Cloud's
 form of the job's parameter values).  Nothing is baked here.
 
-The job has two steps:
+The job has three steps:
 
+- ``Clean``: removes what a previous run into the same output folder left (its takes' JSON, its
+  summary), so the Summary reads this run's takes alone.
 - ``Bake``: one task per take (scene x variant; the action is the one ``--action`` names or each
   file's assigned one).  A task runs ``<BlenderExecutable> -b --python <FatigueTools>/farm_task.py
   -- bake ...``: the same per-take code as ``./fatigue bake`` (batch.bake_one through
   batch.take_main) on one take, writing ``<OutputDir>/<scene>[.<variant>].blend`` and a per-take
   ``.json``; it prints ``openjd_progress`` / ``openjd_status`` lines as it simulates and fails
-  alone with the one-line reason (``openjd_fail:``).
-- ``Summary`` (depends on ``Bake``): merges the per-take JSON into the summary ``./fatigue bake
-  --summary`` writes, failed takes included.
+  alone with the one-line reason (``openjd_fail:``).  Every take option of ./fatigue bake is a job
+  parameter, read off its parser (batch.take_options): a new option travels by itself.
+- ``Summary`` (depends on ``Bake``, which depends on ``Clean``): merges the per-take JSON into the
+  summary ``./fatigue bake --summary`` writes, failed takes included.
 
 Exit codes: 0 the bundle was written, 2 bad arguments or input files (one line on stderr).
 """
@@ -26,6 +29,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -33,26 +37,33 @@ sys.path.insert(0, str(ROOT / "tools"))
 import batch  # noqa: E402
 
 TOOLS = ROOT / "tools"
-# Every bake option a task passes on, as (job parameter, ./fatigue bake option, argparse dest).
-OPTIONS = (("Armature", "--armature", "armature"), ("Action", "--action", "action"), ("Frames", "--frames", "frames"),
-           ("Preset", "--preset", "preset"), ("Fitness", "--fitness", "fitness"), ("F", "--F", "F"),
-           ("R", "--R", "R"), ("r", "--r", "r"), ("TimeScale", "--time-scale", "time_scale"),
-           ("Mode", "--mode", "mode"), ("FootPlacement", "--foot-placement", "foot_placement"),
-           ("EffortEconomy", "--effort-economy", "effort_economy"), ("Engine", "--engine", "engine"))
-OPTION_HELP = {
-    "Armature": "armature object (empty: the active one, or the file's only armature)",
-    "Action": "action to bake (empty: the armature's assigned action)",
-    "Frames": "source frames A:B (empty: the file's bake range)",
-    "Preset": "Fresh, Athlete, Average, Untrained, Exhausted or Realistic (empty: the file's settings)",
-    "Fitness": "0 exhausted .. 0.5 average adult .. 1 athlete (empty: the file's settings)",
-    "F": "fatigue rate 1/s, with R and r (empty: none)", "R": "recovery rate 1/s, with F and r (empty: none)",
-    "r": "rest recovery multiplier, with F and R (empty: none)",
-    "TimeScale": "fatigue runs this many times faster (empty: the preset's)",
-    "Mode": "srb or torque (empty: the file's setting)",
-    "FootPlacement": "policy or rule (empty: the file's setting)",
-    "EffortEconomy": "0 .. 5, how far tired joints yield (empty: the file's setting)",
-    "Engine": "auto, pybullet or mujoco (empty: auto)",
-}
+
+
+def _param_name(flag: str) -> str:
+    """A bake option's job parameter: --time-scale -> TimeScale, --no-breathing -> NoBreathing, --r -> r."""
+    word = flag.lstrip("-")
+    return word if len(word) == 1 else "".join(w[:1].upper() + w[1:] for w in word.split("-"))
+
+
+class JobOption(NamedTuple):
+    """A bake option as a job parameter: its name, the ./fatigue bake option, the argparse dest,
+    its description, and whether it is a flag (given as batch.FLAG_GIVEN, else empty)."""
+    name: str
+    flag: str
+    dest: str
+    description: str
+    is_flag: bool
+
+
+def _option(action) -> JobOption:
+    flag, text, is_flag = action.option_strings[0], " ".join((action.help or "").split()), action.nargs == 0
+    given = f"'{batch.FLAG_GIVEN}' gives {flag}: " if is_flag else f"{flag}: "
+    return JobOption(_param_name(flag), flag, action.dest, f"{given}{text}; empty: not given", is_flag)
+
+
+# Every option of a take of ./fatigue bake (batch.take_options, read off its parser): the job
+# passes each to its Bake tasks, so a new option of ./fatigue bake travels without a word here.
+OPTIONS = tuple(_option(a) for a in batch.take_options())
 OPENJD_PARAMETERS = "openjd_parameters.json"
 THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -81,9 +92,11 @@ def _quote(text: str) -> str:
     return json.dumps(str(text))
 
 
-def _option_text(value) -> str:
+def _option_text(value, flag: bool = False) -> str:
     if value is None:
         return ""
+    if flag:
+        return batch.FLAG_GIVEN
     if isinstance(value, float):
         return repr(value)
     return str(value)
@@ -114,7 +127,7 @@ def bundle_plan(args) -> dict:
         raise batch.UsageError("two inputs share a file name and would write the same takes: give them different names")
     summary = str(args.summary.resolve()) if args.summary is not None else "summary.json"
     return {"bundle": bundle, "scenes": scenes, "variants": [s["variant"] for s in chains[0]] if variants else [],
-            "options": {name: _option_text(getattr(args, dest)) for name, _, dest in OPTIONS},
+            "options": {o.name: _option_text(getattr(args, o.dest), o.is_flag) for o in OPTIONS},
             "output": str(output), "summary": summary, "blender": args.blender,
             "zip": str(args.extension_zip.resolve()) if args.extension_zip is not None else "",
             "timeout": args.timeout, "takes": sum(len(c) for c in chains)}
@@ -157,8 +170,8 @@ def template_text(p: dict) -> str:
     for i, variant in enumerate(p["variants"], 1):
         out += _param(f"Variant{i}", "STRING", variant, f"variant {i} of {n_v}: one take of every scene each",
                       allowedValues=list(batch.VARIANT_NAMES))
-    for name, _, _ in OPTIONS:
-        out += _param(name, "STRING", p["options"][name], OPTION_HELP[name])
+    for o in OPTIONS:
+        out += _param(o.name, "STRING", p["options"][o.name], o.description)
     out += _param("OutputDir", "PATH", rel(p["output"]), "where the takes (.blend, .json) and the summary are written",
                   objectType="DIRECTORY", dataFlow="OUT")
     out += _param("Summary", "STRING", p["summary"], "the summary JSON (a path relative to OutputDir, or absolute)")
@@ -168,19 +181,24 @@ def template_text(p: dict) -> str:
                   "the extension (empty: the worker must have it)", objectType="FILE", dataFlow="IN")
     out += _param("FatigueTools", "PATH", rel(str(TOOLS)), "this repository's tools/ folder: the task scripts",
                   objectType="DIRECTORY", dataFlow="IN")
-    options = [f"{flag}={{{{Param.{name}}}}}" for name, flag, _ in OPTIONS]
+    options = [f"{o.flag}={{{{Param.{o.name}}}}}" for o in OPTIONS]
     run = ["-b", "--python", "{{Param.FatigueTools}}/farm_task.py", "--"]
     common = ["--out", "{{Param.OutputDir}}", "--extension-zip={{Param.ExtensionZip}}"]
     bake_args = run + ["bake", "--scene", "{{Task.Param.Scene}}"] + (
         ["--variant", "{{Task.Param.Variant}}"] if n_v else []) + common + options
-    summary_args = run + ["summary"] + common + ["--summary", "{{Param.Summary}}"] + [
+    takes = ["--summary", "{{Param.Summary}}"] + [
         a for i in range(1, n_s + 1) for a in ("--scene", f"{{{{Param.Scene{i}}}}}")] + [
         a for i in range(1, n_v + 1) for a in ("--variant", f"{{{{Param.Variant{i}}}}}")]
+    clean_args = run + ["clean", "--out", "{{Param.OutputDir}}"] + takes
+    summary_args = run + ["summary"] + common + takes
     timeout = f"        timeout: {max(1, math.ceil(p['timeout']))}" if p["timeout"] is not None else None
     out += ["jobEnvironments:", "- name: OneThreadPerTake",
             "  description: \"one simulation per process, single-threaded by design (determinism)\"",
             "  variables:"] + [f"    {k}: \"{v}\"" for k, v in THREADS.items()]
-    out += ["steps:", "- name: Bake", "  parameterSpace:", "    taskParameterDefinitions:",
+    out += ["steps:", "- name: Clean", "  script:", "    actions:", "      onRun:",
+            "        command: \"{{Param.BlenderExecutable}}\"",
+            f"        args: [{', '.join(_quote(a) for a in clean_args)}]"]
+    out += ["- name: Bake", "  dependencies:", "  - dependsOn: Clean", "  parameterSpace:", "    taskParameterDefinitions:",
             "    - name: Scene", "      type: PATH",
             f"      range: [{', '.join(_quote(f'{{{{RawParam.Scene{i}}}}}') for i in range(1, n_s + 1))}]"]
     if n_v:
@@ -198,7 +216,7 @@ def parameter_values(p: dict) -> list[tuple[str, str]]:
     """This bundle's value of every job parameter (absolute paths)."""
     values = [(f"Scene{i}", s) for i, s in enumerate(p["scenes"], 1)]
     values += [(f"Variant{i}", v) for i, v in enumerate(p["variants"], 1)]
-    values += [(name, p["options"][name]) for name, _, _ in OPTIONS]
+    values += [(o.name, p["options"][o.name]) for o in OPTIONS]
     values += [("OutputDir", p["output"]), ("Summary", p["summary"]), ("BlenderExecutable", p["blender"]),
                ("ExtensionZip", p["zip"]), ("FatigueTools", str(TOOLS))]
     return values
@@ -281,6 +299,9 @@ def run_local(bundle: Path, workers: int = 2, overrides: dict | None = None, ses
             done[i] = {"tasks": chunk, "task": chunk[0], "returncode": proc.returncode,
                        "output": proc.stdout + proc.stderr}
 
+    clean = subprocess.run(base + ["--step", "Clean"], capture_output=True, text=True)
+    if clean.returncode != 0:
+        raise RuntimeError(f"the job's Clean step failed:\n{clean.stdout}{clean.stderr}")
     t0 = time.perf_counter()
     threads = [threading.Thread(target=worker) for _ in range(workers)]
     for t in threads:
@@ -312,7 +333,8 @@ def main(argv: list[str]) -> int:
     for f in files:
         print(f"wrote {f}")
     params = f"-p file://{files[2]}"
-    print(f"run it here: openjd run {files[0]} --step Bake {params}; openjd run {files[0]} --step Summary {params}")
+    print(f"run it here: " + "; ".join(f"openjd run {files[0]} --step {step} {params}"
+                                       for step in ("Clean", "Bake", "Summary")))
     print(f"submit it:   deadline bundle submit {p['bundle']}")
     return 0
 

@@ -1,14 +1,18 @@
 """A task of the ./fatigue farm job, run by Blender on a worker (tools/farm.py writes the job):
 
+    blender -b --python tools/farm_task.py -- clean --out DIR --summary S.json --scene S.blend ... [--variant V ...]
     blender -b --python tools/farm_task.py -- bake --scene S.blend [--variant V] --out DIR [--Name=value ...]
     blender -b --python tools/farm_task.py -- summary --out DIR --summary S.json --scene S.blend ... [--variant V ...]
 
+``clean`` removes a previous run's take records and summary from DIR (a re-run's Summary reads
+its own run's alone).
 ``bake`` bakes one take with ./fatigue bake's own per-take code (tools/batch.py: ``plan`` checks
 the options, ``take_main`` / ``bake_one`` open the file, run the operator and save), writes
 ``DIR/<scene>[.<variant>].blend`` and ``DIR/<scene>[.<variant>].json`` (the take's summary row),
 prints ``openjd_progress: N`` and ``openjd_status: ...`` as it simulates, and fails alone with
 ``openjd_fail: <one line>`` (exit 1).  ``summary`` merges the per-take JSON into the summary of
-``./fatigue bake --summary``, failed and missing takes included.
+``./fatigue bake --summary``, failed and missing takes included.  The job passes every take option
+of ./fatigue bake as ``--option=value`` (empty: the file's own; a flag as ``--no-breathing=yes``).
 
 The add-on the take runs: the extension installed in this Blender, else the checkout these
 scripts come from, else the extension zip given with ``--extension-zip`` (installed once per
@@ -152,15 +156,20 @@ def take_name(scene: str, variant: str | None) -> str:
     return Path(scene).stem + (f".{variant}" if variant else "")
 
 
-def _options(extra: list[str]) -> list[str]:
-    """The bake options the job passed as ``--name=value``: empty values are the file's own."""
+def bake_argv(extra: list[str], batch) -> list[str]:
+    """./fatigue bake's arguments from the options the job passed as ``--name=value``: an empty
+    value is the file's own setting, a flag's value (--no-breathing=yes) gives the flag alone."""
+    flags = {a.option_strings[0] for a in batch.take_options() if a.nargs == 0}
     out = []
     for item in extra:
         if not item.startswith("--") or "=" not in item:
             raise TaskError(f"unexpected task argument {item!r}: regenerate the job with ./fatigue farm")
         key, value = item.split("=", 1)
-        if value.strip():
-            out += [key, value.strip()]
+        value = value.strip()
+        if key in flags and value not in ("", batch.FLAG_GIVEN):
+            raise TaskError(f"{key}={value}: give '{batch.FLAG_GIVEN}' or leave it empty (the job's parameters)")
+        if value:
+            out += [key] if key in flags else [key, value]
     return out
 
 
@@ -174,27 +183,38 @@ def _write_record(path: Path, row: dict, started: float) -> None:
         raise TaskError(f"cannot write {path} ({exc.strerror or exc}): check the OutputDir parameter") from None
 
 
-def bake(argv: list[str]) -> int:
+def bake_parser() -> argparse.ArgumentParser:
+    """A Bake task's own arguments; the rest (parse_known_args) are the take's options (bake_argv)."""
     ap = argparse.ArgumentParser(prog="farm_task.py bake", add_help=False)
     ap.add_argument("--scene", required=True)
     ap.add_argument("--variant")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--extension-zip", default="")
-    known, extra = ap.parse_known_args(argv)
+    return ap
+
+
+def bake(argv: list[str]) -> int:
+    known, extra = bake_parser().parse_known_args(argv)
     name = take_name(known.scene, known.variant)
     emit(f"openjd_status: starting {name}")
     t0 = time.time()
+    record = known.out / f"{name}.json"
+    try:       # a previous run's record is not this run's: a task stopped before it writes its own leaves none
+        record.unlink(missing_ok=True)
+    except OSError as exc:
+        raise TaskError(f"cannot remove the previous run's {record} ({exc.strerror or exc}): check the OutputDir "
+                        f"parameter") from None
     batch = load_batch(known.extension_zip)
     out_blend = known.out / f"{name}.blend"
-    bake_argv = [known.scene, "--out", str(out_blend)] + (["--variants", known.variant] if known.variant else [])
+    bake_args = [known.scene, "--out", str(out_blend)] + (["--variants", known.variant] if known.variant else [])
     try:
-        spec = batch.plan(batch.parser().parse_args(bake_argv + _options(extra)))[0][0]
+        spec = batch.plan(batch.parser().parse_args(bake_args + bake_argv(extra, batch)))[0][0]
     except batch.UsageError as exc:       # a job parameter: the take is listed as failed, with the reason
         error = f"{exc} (the job's parameters)"
         row = {k: None for k in batch.SUMMARY_FIELDS} | {
             "file": str(Path(known.scene).resolve()), "out_file": str(out_blend), "variant": known.variant,
             "status": "failed", "error": error}
-        _write_record(known.out / f"{name}.json", row, t0)
+        _write_record(record, row, t0)
         raise TaskError(error) from None
     w0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fatigue-farm-take-") as tmp:
@@ -218,7 +238,7 @@ def bake(argv: list[str]) -> int:
     result.update({k: spec[k] for k in ("file", "out_file", "variant")})
     result["wall_s"] = time.perf_counter() - w0
     row = {k: result.get(k) for k in batch.SUMMARY_FIELDS}
-    _write_record(known.out / f"{name}.json", row, t0)
+    _write_record(record, row, t0)
     emit(batch.describe(row))
     if row["status"] != "ok":
         raise TaskError(row["error"] or "the take failed")
@@ -239,14 +259,44 @@ def _parallel(records: list[dict]) -> int:
     return most
 
 
-def summary(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="farm_task.py summary", add_help=False)
+def _takes_parser(prog: str) -> argparse.ArgumentParser:
+    """The arguments of the steps that see every take: the output folder, the summary, the scenes
+    and variants."""
+    ap = argparse.ArgumentParser(prog=prog, add_help=False)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--summary", required=True)
     ap.add_argument("--scene", action="append", required=True)
     ap.add_argument("--variant", action="append")
     ap.add_argument("--extension-zip", default="")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _summary_path(args) -> Path:
+    path = Path(args.summary)
+    return path if path.is_absolute() else args.out / path
+
+
+def clean(argv: list[str]) -> int:
+    """Before the Bake step: remove what a previous run of the job left in the output folder (its
+    takes' records, its summary), so the Summary reads this run's alone: a Bake task stopped before
+    it writes its record (a --timeout, a lost worker) is listed as not run, not as the last run's take."""
+    args = _takes_parser("farm_task.py clean").parse_args(argv)
+    stale = [args.out / f"{take_name(s, v)}.json" for s in args.scene for v in args.variant or [None]]
+    removed = 0
+    for path in stale + [_summary_path(args)]:
+        try:
+            if path.is_file():
+                path.unlink()
+                removed += 1
+        except OSError as exc:
+            raise TaskError(f"cannot remove the previous run's {path} ({exc.strerror or exc}): check the OutputDir "
+                            f"parameter") from None
+    emit(f"openjd_status: removed {removed} file(s) of a previous run" if removed else "openjd_status: nothing to clean")
+    return 0
+
+
+def summary(argv: list[str]) -> int:
+    args = _takes_parser("farm_task.py summary").parse_args(argv)
     batch = load_batch(args.extension_zip)
     rows, records = [], []
     for scene in args.scene:
@@ -271,8 +321,7 @@ def summary(argv: list[str]) -> int:
     not_done = sum(r["status"] in batch.NOT_DONE for r in rows)
     failed = len(rows) - baked - not_done
     wall = (max(r["ended"] for r in records) - min(r["started"] for r in records)) if records else 0.0
-    path = Path(args.summary)
-    path = path if path.is_absolute() else args.out / path
+    path = _summary_path(args)
     if not batch.write_summary(path, {"jobs": _parallel(records), "wall_s": wall, "baked": baked, "failed": failed,
                                        "not_done": not_done, "interrupted": None, "takes": rows}):
         raise TaskError(f"cannot write the summary {path}: check the OutputDir / Summary parameters")
@@ -283,9 +332,9 @@ def summary(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    commands = {"bake": bake, "summary": summary}
+    commands = {"clean": clean, "bake": bake, "summary": summary}
     if not argv or argv[0] not in commands:
-        emit(f"openjd_fail: farm_task.py: give bake or summary after '--' (got {argv[:1]}): regenerate the job "
+        emit(f"openjd_fail: farm_task.py: give clean, bake or summary after '--' (got {argv[:1]}): regenerate the job "
              f"with ./fatigue farm")
         return 2
     try:

@@ -271,6 +271,9 @@ def main(argv: list[str]) -> int:
                     help="first measure the policy's familiarity bounds on rollouts of its training clips "
                          "(see runtime/srb/policy.py; written into the card with --card)")
     args = ap.parse_args(argv)
+    if bench.seconds_problem(args.seconds):
+        print(f"fatigue: {bench.seconds_problem(args.seconds)}", file=sys.stderr)
+        return 2
     try:
         policy = SrbPolicy.load(args.policy)
     except PolicyError as exc:

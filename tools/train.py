@@ -20,6 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import batch  # noqa: E402
 
 from runtime.motion import clip as clips  # noqa: E402
 from runtime.srb import policy as pol  # noqa: E402
@@ -81,6 +84,9 @@ def main(argv: list[str]) -> int:
         return int(exc.code or 0) if exc.code in (0, None) else 2
     if (args.clips is None) == (args.split is None):
         return _fail("give either --clips or --split train")
+    problem = batch.writable_problem(args.out, folder=True)
+    if problem:
+        return _fail(f"--out: {problem}")
     from runtime.errors import TrainingClipError
     from runtime.train import srb_env
 
@@ -153,6 +159,8 @@ def main(argv: list[str]) -> int:
         result = ppo.train(cfg, args.out, resume=args.resume, max_minutes=args.minutes)
     except ValueError as exc:
         return _fail(str(exc))
+    except OSError as exc:         # checked before the run; something changed since (a full disk, a removed folder)
+        return _fail(f"--out: cannot write {exc.filename or args.out} ({exc.strerror or exc}): give another folder")
     print(f"{'finished' if result['done'] else 'stopped'} at {result['steps']} steps; wrote "
           f"{args.out / 'srb_policy.npz'}, its card and the learning curve")
     return 0

@@ -112,7 +112,9 @@ def plan_from_lengths(lengths: dict[str, float], height: float, sex: str = "male
             continue
         r = value / ref[name]
         if not lo <= r <= hi:
-            notes.append(f"{name}: {value:.3f} m is {r:.2f}x the default proportion, clamped to {min(max(r, lo), hi):.2f}x")
+            # the lengths are in the rig's own units (metres or not): say the share of the height
+            notes.append(f"{name}: {100 * value / height:.1f} % of the body's height is {r:.2f}x the default "
+                         f"proportion, clamped to {min(max(r, lo), hi):.2f}x")
             r = min(max(r, lo), hi)
         ratios[name] = r
     return BodyPlan(ratios=ratios, sex=sex, notes=tuple(notes))

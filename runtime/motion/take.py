@@ -24,6 +24,18 @@ def unfatigued(torque: np.ndarray, strength: np.ndarray) -> dict[str, np.ndarray
     return {"MA": tl, "MR": 1.0 - tl, "MF": np.zeros_like(tl), "TL": tl, "RC": np.ones_like(tl)}
 
 
+def tempo_phrase(frames: int, stretch: float, fell: bool, source_frames: int) -> str:
+    """A take's tempo in a few words, for its summary line: ``x1.25 tempo``, or, for a take that
+    fell (it ends where it falls, so its length over the little source it covered is no tempo), how
+    far into its ``source_frames``-frame source it fell."""
+    if not fell:
+        return f"x{stretch:.2f} tempo"
+    played = (frames - 1) / stretch if stretch > 0.0 and np.isfinite(stretch) else 0.0
+    if played < 1.0:
+        return f"fell before playing its {source_frames}-frame source"
+    return f"fell {played:.0f} frames into its {source_frames}-frame source"
+
+
 @dataclass(frozen=True)
 class Event:
     """Something the simulated body did, ``time`` seconds into the take: one of EVENT_KINDS, with

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,9 +193,30 @@ class Mlp:
     @classmethod
     def from_arrays(cls, z) -> "Mlp":
         n = sum(1 for k in z if k.startswith("w"))
+        missing = [k for k in ("obs_mean", "obs_std", *(f"{c}{i}" for i in range(n) for c in "wb")) if k not in z]
+        if n == 0 or missing:
+            raise PolicyError(f"policy weights lack {', '.join(missing) or 'w0, b0'}: retrain it (./fatigue train srb)")
         return cls([np.asarray(z[f"w{i}"], dtype=np.float64) for i in range(n)],
                    [np.asarray(z[f"b{i}"], dtype=np.float64) for i in range(n)],
                    np.asarray(z["obs_mean"], dtype=np.float64), np.asarray(z["obs_std"], dtype=np.float64))
+
+    def check(self) -> None:
+        """Raise PolicyError unless the layers chain (each layer's outputs the next one's inputs,
+        a bias per output), the normalisation fits the inputs and every number is finite."""
+        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+            if w.ndim != 2 or b.shape != (w.shape[1],):
+                raise PolicyError(f"policy layer {i}: weights {w.shape} and bias {b.shape} do not fit: "
+                                  "retrain it (./fatigue train srb)")
+            if i and self.weights[i - 1].shape[1] != w.shape[0]:
+                raise PolicyError(f"policy layer {i} takes {w.shape[0]} inputs but layer {i - 1} gives "
+                                  f"{self.weights[i - 1].shape[1]}: retrain it (./fatigue train srb)")
+        if self.obs_mean.shape != (self.weights[0].shape[0],) or self.obs_std.shape != self.obs_mean.shape:
+            raise PolicyError(f"policy normalisation {self.obs_mean.shape} / {self.obs_std.shape} does not fit its "
+                              f"{self.weights[0].shape[0]} inputs: retrain it (./fatigue train srb)")
+        arrays = [*self.weights, *self.biases, self.obs_mean, self.obs_std]
+        if not all(np.isfinite(a).all() for a in arrays) or not (self.obs_std > 0.0).all():
+            raise PolicyError("policy weights hold NaN, infinite or non-positive scale values: "
+                              "retrain it (./fatigue train srb)")
 
 
 def unfamiliarity(mlp: "Mlp", obs: np.ndarray) -> float:
@@ -203,30 +225,50 @@ def unfamiliarity(mlp: "Mlp", obs: np.ndarray) -> float:
     return float(z @ z) / len(z)
 
 
+def _pair(value) -> tuple[float, float] | None:
+    """Two finite numbers from a card's list, or None (absent or not two numbers)."""
+    try:
+        pair = (float(value[0]), float(value[1])) if len(value) == 2 else None
+    except (TypeError, ValueError, KeyError):
+        return None
+    return pair if pair is not None and all(math.isfinite(v) for v in pair) else None
+
+
 class SrbPolicy:
     """A shipped policy: its MLP and model card.  Call ``control(sim)`` every control step."""
 
     def __init__(self, mlp: Mlp, card: dict):
+        mlp.check()
         self.mlp, self.card = mlp, card
-        self.kind = card["observation"]["kind"]
+        observation = card.get("observation") if isinstance(card, dict) else None
+        if not isinstance(observation, dict) or "kind" not in observation or "size" not in observation:
+            raise PolicyError("model card has no observation kind and size: use the card written with the "
+                              "weights (./fatigue train srb)")
+        self.kind = observation["kind"]
         if self.kind not in KINDS:
             raise PolicyError(f"model card observation kind {self.kind!r}: expected one of {KINDS}")
         size = observation_size(self.kind)
-        if card["observation"]["size"] != size or mlp.weights[0].shape[0] != size:
+        if observation["size"] != size or mlp.weights[0].shape[0] != size:
             raise PolicyError(f"policy expects {mlp.weights[0].shape[0]} observations, this version makes {size}: "
                               "retrain it (./fatigue train srb)")
-        if mlp.weights[-1].shape[1] not in ACTION_SIZES:
-            raise PolicyError(f"policy has {mlp.weights[-1].shape[1]} actions, one of {ACTION_SIZES} expected")
+        actions = mlp.weights[-1].shape[1]
+        if actions not in ACTION_SIZES:
+            raise PolicyError(f"policy has {actions} actions, one of {ACTION_SIZES} expected")
+        action = card.get("action")
+        card_actions = action.get("size", actions) if isinstance(action, dict) else actions
+        if card_actions != actions:
+            raise PolicyError(f"model card says {card_actions} actions, its network has {actions}: "
+                              "use the card written with the weights (./fatigue train srb)")
         self.name = card.get("name", "srb policy")
-        bounds = card["observation"].get("familiar_z2")
-        if bounds is not None and not (len(bounds) == 2 and 0.0 < float(bounds[0]) < float(bounds[1])):
+        bounds = observation.get("familiar_z2")
+        self.familiar_z2 = _pair(bounds)
+        if bounds is not None and not (self.familiar_z2 and 0.0 < self.familiar_z2[0] < self.familiar_z2[1]):
             raise PolicyError(f"model card familiar_z2 {bounds!r}: expected [low, high] with 0 < low < high")
-        self.familiar_z2 = None if bounds is None else (float(bounds[0]), float(bounds[1]))
-        gate = card.get("gate", {}).get("fatigue_rc")
-        if gate is not None and not (len(gate) == 2 and 1.0 >= float(gate[0]) > float(gate[1]) >= 0.0):
+        gate = card["gate"].get("fatigue_rc") if isinstance(card.get("gate"), dict) else None
+        self.gate = _pair(gate)
+        if gate is not None and not (self.gate and 1.0 >= self.gate[0] > self.gate[1] >= 0.0):
             raise PolicyError(f"model card gate.fatigue_rc {gate!r}: expected [fresh, tired] "
                               "with 1 >= fresh > tired >= 0")
-        self.gate = None if gate is None else (float(gate[0]), float(gate[1]))
 
     @classmethod
     def load(cls, path: str | Path) -> "SrbPolicy":
@@ -235,10 +277,18 @@ class SrbPolicy:
         if not path.is_file() or not card_path.is_file():
             raise PolicyError(f"policy {path} (and its card {card_path.name}) not found: train one "
                               "with ./fatigue train srb, or bake without a policy")
-        with np.load(path) as z:
-            mlp = Mlp.from_arrays({k: z[k] for k in z.files})
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-        return cls(mlp, card)
+        try:
+            with np.load(path) as z:
+                arrays = {k: z[k] for k in z.files}
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+            raise PolicyError(f"policy {path} is not a readable policy ({type(exc).__name__}: {exc}): copy it "
+                              "again or retrain it (./fatigue train srb)") from exc
+        try:
+            card = json.loads(card_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise PolicyError(f"model card {card_path} is not readable JSON ({exc}): use the card written "
+                              "with the weights (./fatigue train srb)") from exc
+        return cls(Mlp.from_arrays(arrays), card)
 
     def confidence(self, obs: np.ndarray) -> float:
         """1 where the observation looks like the policy's training, fading to 0 (the rule alone)

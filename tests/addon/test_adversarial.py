@@ -200,6 +200,62 @@ def test_out_of_range_operator_values_are_refused_not_clamped(registered_addon, 
     nothing_written(obj)
 
 
+# ============================================================================= a range far past the action
+
+def _custom_range(obj, start, end):
+    s = obj.fatigue_settings
+    s.use_custom_range, s.frame_start, s.frame_end = True, start, end
+
+
+def _scene_range(obj, start, end):
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = start, end
+
+
+HUGE_RANGES = {          # a 31-frame walk at 30 fps: a pose may be held 300 frames (10 s) beyond its keys
+    "operator": (None, {"frame_end": 1_000_000}, "Frames 1-1000000 run 999969 frames past the keys of 'walk' "
+                 "(frames 1-31; a pose is held at most 300 frames beyond them): give a frame range (frame_start, "
+                 "frame_end; ./fatigue bake --frames A:B) within 1-331, e.g. the keys' 1-31"),
+    "panel's custom range": (lambda o: _custom_range(o, 1, 10_000_000), {}, "Frames 1-10000000 run 9999969 frames "
+                             "past the keys of 'walk' (frames 1-31; a pose is held at most 300 frames beyond them): "
+                             "set the Fatigue panel's custom range (Range & Output) within 1-331, e.g. the keys' 1-31"),
+    "scene range": (lambda o: _scene_range(o, 1, 100_000), {}, "Frames 1-100000 run 99969 frames past the keys of "
+                    "'walk' (frames 1-31; a pose is held at most 300 frames beyond them): set the scene's frame range in "
+                    "the timeline within 1-331"),
+    "custom range, before the keys": (lambda o: _custom_range(o, -5000, 31), {}, "Frames -5000-31 run 5001 frames "
+                                      "past the keys of 'walk' (frames 1-31; a pose is held at most 300 frames beyond "
+                                      "them): set the Fatigue panel's custom range (Range & Output) within -299-31"),
+}
+
+
+@pytest.mark.parametrize("case", list(HUGE_RANGES))
+def test_a_range_far_past_the_action_is_refused_before_any_work(registered_addon, monkeypatch, case):
+    """frame_end=1000000 on a short action was read for 88 s on Blender's main thread (9 GB); at
+    10,000,000 the kernel killed Blender.  Refused in one line naming a range, before a frame is read."""
+    edit, kwargs, expected = HUGE_RANGES[case]
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    if edit is not None:
+        edit(obj)
+    retarget = mod("fatigue_addon.retarget")
+    monkeypatch.setattr(retarget, "action_to_clip", lambda *a, **k: pytest.fail("the range was read"))
+    msg = one_line_error(lambda: bpy.ops.fatigue.bake_take(**kwargs))
+    assert msg.startswith(expected), msg
+    nothing_written(obj)
+
+
+def test_a_cycled_action_bakes_past_its_keys_but_not_past_the_memory_limit(registered_addon, monkeypatch):
+    """A Cycles modifier plays past the keys, so no keys' end stops its range: the frames one bake
+    reads do (runtime.request.MAX_SOURCE_FRAMES)."""
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    for fc in fcurves(obj.animation_data.action):
+        fc.modifiers.new("CYCLES")
+    retarget = mod("fatigue_addon.retarget")
+    monkeypatch.setattr(retarget, "action_to_clip", lambda *a, **k: pytest.fail("the range was read"))
+    msg = one_line_error(lambda: bpy.ops.fatigue.bake_take(frame_end=1_000_000))
+    assert msg == ("Frames 1-1000000 are 1000000 frames, more than one bake reads (50000): give a frame range "
+                   "(frame_start, frame_end; ./fatigue bake --frames A:B)"), msg
+    nothing_written(obj)
+
+
 # ============================================================================= meaningless input
 
 def _rows(obj):
@@ -772,3 +828,22 @@ def test_a_take_that_falls_is_not_reported_finished(registered_addon, monkeypatc
     assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
     report = json.loads(obj.fatigue_settings.last_report)
     assert report["fell"] is True and report["finished"] is False
+
+
+def test_a_take_that_fell_reports_how_far_it_got_not_a_tempo(addon_package):
+    """It fell 28 frames in, having played half a frame of its 247-frame source: the summary said
+    'x54.00 tempo' (its length over that half frame); the panel's line and ./fatigue bake's say where
+    it fell instead.  A take that did not fall keeps its tempo."""
+    from fatigued_takes.fatigue_addon import report as bake_report
+
+    report = {"action": "walk.fatigued", "frames": 28, "duration_stretch": 54.0, "fell": True, "fall_frame": 28,
+              "source_frames": [1, 247], "peak_fatigue": {"legs": 0.9}, "rests": 0, "finished": False}
+    row = {"file": "/shots/a.blend", "status": "ok", "out_action": "walk.fatigued", "take_frames": [1, 28],
+           "frames": [1, 247], "duration_stretch": 54.0, "fell": True, "fall_frame": 28, "finished": False,
+           "peak_fatigue_by_region": {"knee": 0.9}, "realtime_x": 3.0, "engine": "PyBullet"}
+    for line in (bake_report.summary(report), batch.describe(row)):
+        assert "tempo" not in line and "fell before playing its 247-frame source" in line, line
+    far = dict(report, duration_stretch=1.35)          # 27 frames at x1.35: 20 of the source's frames
+    assert "(fell 20 frames into its 247-frame source)" in bake_report.summary(far)
+    upright = dict(report, duration_stretch=1.35, fell=False, fall_frame=None)
+    assert "(x1.35 tempo)" in bake_report.summary(upright)

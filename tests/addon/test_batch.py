@@ -186,6 +186,28 @@ def test_a_missing_engine_exits_2_in_one_line(shots, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("variants", [[], ["--variants", "fresh"]])
+def test_a_misspelled_armature_names_the_files_armatures(shots, tmp_path, variants):
+    """Not 'failed unexpectedly (KeyError)': the operator's own line, listing the armatures there."""
+    out = tmp_path / "out"
+    proc = bake_cli(shots["a"], "--out", out, "--armature", "Mixamoo", *variants, "--summary", tmp_path / "s.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    take = json.loads((tmp_path / "s.json").read_text())["takes"][0]
+    assert take["error"] == "no armature named 'Mixamoo' in this file (armatures here: Mixamo): give one of them"
+    assert "unexpectedly" not in proc.stdout + proc.stderr and not (out / "shot_a.blend").exists()
+
+
+def test_frames_far_past_the_action_fail_the_take_in_the_operators_line(shots, tmp_path):
+    out = tmp_path / "out"
+    proc = bake_cli(shots["a"], "--out", out, "--frames", "1:40000", "--summary", tmp_path / "s.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    error = json.loads((tmp_path / "s.json").read_text())["takes"][0]["error"]
+    assert error.startswith("Frames 1-40000 run 39969 frames past the keys of 'walk' (frames 1-31;"), error
+    assert error.endswith("give a frame range (frame_start, frame_end; ./fatigue bake --frames A:B) within 1-331, "
+                          "e.g. the keys' 1-31"), error
+    assert not (out / "shot_a.blend").exists()
+
+
 @pytest.mark.parametrize("args, expected", [
     (["{a}"], "no --out"),
     (["{missing}", "--out", "{out}"], "no such file"),
@@ -194,6 +216,8 @@ def test_a_missing_engine_exits_2_in_one_line(shots, tmp_path):
     (["{a}", "{b}", "--out", "{out}/one.blend"], "is one file but 2 inputs"),
     (["{a}", "--out", "{out}", "--frames", "30:10"], "end frame must come after"),
     (["{a}", "--out", "{out}", "--frames", "ten"], "give A:B"),
+    (["{a}", "--out", "{out}", "--frames", "1:10000000"], "--frames 1:10000000: frames 1-10000000 are 10000000 "
+                                                          "frames, more than one bake reads (50000): give fewer"),
     (["{a}", "--out", "{out}", "--F", "0.1"], "give --F, --R and --r together"),
     (["{a}", "--out", "{out}", "--preset", "Sleepy"], "--preset Sleepy: use one of Fresh"),
     (["{a}", "--out", "{out}", "--variants", "fresh,sleepy"], "use names from fresh"),

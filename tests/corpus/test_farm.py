@@ -20,7 +20,9 @@ bpy = pytest.importorskip("bpy")
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
+import batch  # noqa: E402
 import farm  # noqa: E402
+import farm_task  # noqa: E402
 from blender_standin import blender_command  # noqa: E402
 
 from batch_cli import bake_cli, keyframes, make_shot  # noqa: E402
@@ -103,8 +105,9 @@ def test_farm_writes_a_bundle_that_openjd_check_accepts(farm_run):
     import yaml
 
     template = yaml.safe_load((bundle / "template.yaml").read_text())
-    assert [s["name"] for s in template["steps"]] == ["Bake", "Summary"]
-    assert template["steps"][1]["dependencies"] == [{"dependsOn": "Bake"}]
+    assert [s["name"] for s in template["steps"]] == ["Clean", "Bake", "Summary"]
+    assert template["steps"][1]["dependencies"] == [{"dependsOn": "Clean"}]
+    assert template["steps"][2]["dependencies"] == [{"dependsOn": "Bake"}]
     names = {p["name"] for p in template["parameterDefinitions"]}
     assert {"Scene1", "Scene2", "Scene3", "Variant1", "Variant2", "Preset", "Fitness", "Mode", "Engine", "OutputDir",
             "BlenderExecutable", "ExtensionZip"} <= names
@@ -249,3 +252,66 @@ def test_a_fresh_worker_installs_the_extension_zip_once_and_bakes_the_same_take(
         checkout = keyframes(farm_run["bundle"] / "out" / f"shot_a.{variant}.blend")[action]
         assert set(mine) == set(checkout)
         assert all(np.array_equal(mine[k], checkout[k]) for k in checkout)
+
+
+# Between them these give every take option of ./fatigue bake (the test below says which one is
+# missing when ./fatigue bake gains one: add it here with a value its checks accept).
+EVERY_OPTION = (["--armature", "Mixamo", "--action", "walk", "--frames", "1:16", "--preset", "Exhausted",
+                 "--fitness", "0.3", "--time-scale", "20", "--mode", "srb", "--foot-placement", "rule",
+                 "--effort-economy", "0.5", "--no-breathing", "--no-kneeling", "--engine", "auto"],
+                ["--F", "0.02", "--R", "0.002", "--r", "15", "--time-scale", "1"])
+
+
+def _bake_task_argv(bundle: Path, scene: Path) -> list[str]:
+    """The Bake task's farm_task.py arguments as OpenJD gives them: the template's, its parameters filled in."""
+    import re
+
+    import yaml
+
+    template = yaml.safe_load((bundle / "template.yaml").read_text())
+    values = json.loads((bundle / farm.OPENJD_PARAMETERS).read_text()) | {"Task.Param.Scene": str(scene)}
+    args = next(s for s in template["steps"] if s["name"] == "Bake")["script"]["actions"]["onRun"]["args"]
+    fill = [re.sub(r"\{\{(?:Param\.)?([\w.]+)\}\}", lambda m: values[m[1]], a) for a in args]
+    return fill[fill.index("--") + 2:]
+
+
+@pytest.mark.parametrize("options", EVERY_OPTION)
+def test_every_option_of_bake_travels_through_the_farm_job(tmp_path, options):
+    """--no-kneeling --no-breathing were accepted by ./fatigue farm and dropped: the farm's take kneeled
+    and breathed.  Each Bake task's take (the template's arguments, as a worker parses them) is
+    planned exactly as ./fatigue bake plans it with the same options, every option of its parser."""
+    given = {a.dest for opts in EVERY_OPTION for a in batch.take_options()
+             if getattr(batch.parser().parse_args(["x.blend", *opts]), a.dest) is not None}
+    missing = {a.dest for a in batch.take_options()} - given
+    assert not missing, f"./fatigue bake's option(s) {missing} are not tried here: add them to EVERY_OPTION"
+    scene = tmp_path / "shot.blend"
+    scene.write_bytes(b"")            # planning reads no .blend
+    bundle = tmp_path / "job"
+    assert farm.main([str(scene), "--out", str(bundle), *options]) == 0
+    known, extra = farm_task.bake_parser().parse_known_args(_bake_task_argv(bundle, scene))
+    out = known.out / "shot.blend"
+    farmed = batch.plan(batch.parser().parse_args([known.scene, "--out", str(out)] + farm_task.bake_argv(extra, batch)))
+    baked = batch.plan(batch.parser().parse_args([str(scene), "--out", str(out), *options]))
+    drop = ("part",)            # a temporary file's unique name
+    assert [{k: v for k, v in s.items() if k not in drop} for s in farmed[0]] == \
+           [{k: v for k, v in s.items() if k not in drop} for s in baked[0]]
+
+
+def test_a_rerun_whose_take_is_stopped_does_not_report_the_previous_runs_take(scenes, tmp_path):
+    """The same job run again into the same folder, its Bake task stopped by --timeout before it
+    wrote anything: the Summary read the previous run's record and called the take baked."""
+    bundle = tmp_path / "job"
+    made = farm_cli(scenes["shot_a"], "--frames", FRAMES, "--out", bundle, "--timeout", "0.5")
+    assert made.returncode == 0, made.stderr
+    out = bundle / "out"
+    out.mkdir(parents=True)
+    previous = {k: None for k in batch.SUMMARY_FIELDS} | {"file": str(scenes["shot_a"]), "variant": None,
+                                                            "out_file": str(out / "shot_a.blend"), "status": "ok"}
+    (out / "shot_a.json").write_text(json.dumps({"take": previous, "started": 0.0, "ended": 1.0}))
+    (out / "summary.json").write_text(json.dumps({"baked": 1}))
+    run = farm.run_local(bundle, workers=1, overrides={"BlenderExecutable": blender_command(tmp_path)})
+    assert run["bake"][0]["returncode"] != 0, run["bake"][0]["output"][-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["baked"], summary["not_done"]) == (0, 1), summary
+    assert summary["takes"][0]["status"] == "not run" and "did not run or ended before writing" in \
+        summary["takes"][0]["error"]

@@ -95,6 +95,15 @@ def test_absurd_lengths_are_clamped_and_reported():
         anth.plan_from_lengths({}, 1.7, sex="x")
 
 
+def test_a_clamped_length_in_rig_units_is_not_called_metres():
+    """A rig in centimetres (175 units tall, shoulders 20.472 units apart): the note gives the
+    share of the height, the same as for the rig in metres, never '20.472 m'."""
+    in_cm = anth.plan_from_lengths({"shoulder_width": 20.472}, 175.0)
+    in_m = anth.plan_from_lengths({"shoulder_width": 0.20472}, 1.75)
+    assert in_cm.notes == in_m.notes and len(in_cm.notes) == 1
+    assert " m " not in in_cm.notes[0] and "11.7 % of the body's height" in in_cm.notes[0], in_cm.notes
+
+
 def test_female_table_and_plan_keys():
     male = anth.BodyPlan()
     female = anth.BodyPlan(sex="female")

@@ -240,3 +240,12 @@ def test_bake_time_code_runs_without_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ok")
+
+
+def test_a_card_whose_action_count_differs_from_its_network_is_refused():
+    p = _zero_policy()
+    card = dict(p.card, action={"size": pol.LANDING_VELOCITY})
+    with pytest.raises(errors.PolicyError, match=f"card says {pol.LANDING_VELOCITY} actions, its network has "
+                                                 f"{pol.ACTION_SIZE}"):
+        pol.SrbPolicy(p.mlp, card)
+    assert pol.SrbPolicy(p.mlp, dict(p.card, action={"size": pol.ACTION_SIZE})).mlp is p.mlp
