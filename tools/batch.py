@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))      # runtime/ (numpy only)
 sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime.fatigue import params as fatigue_params  # noqa: E402
+from runtime.fatigue.direction import MAX_TIREDNESS  # noqa: E402
 from runtime.fatigue.effort import MAX_EFFORT_ECONOMY  # noqa: E402
 from runtime.motion.take import tempo_phrase  # noqa: E402
 from runtime.request import source_frames_problem  # noqa: E402
@@ -72,6 +73,9 @@ def parser() -> argparse.ArgumentParser:
     fit.add_argument("--r", dest="r", type=float, help="rest recovery multiplier (with --F and --R)")
     fit.add_argument("--time-scale", type=float,
                      help="fatigue runs this many times faster (default: the preset's; 1 with --F --R --r)")
+    fit.add_argument("--tiredness", metavar="START,END",
+                     help="how tired at the first frame and by the end, 0 fresh .. 0.9 spent (directs the preset: "
+                          "the bake solves the physics that gets there)")
     ap.add_argument("--variants", help=f"comma-separated, one action each: {', '.join(VARIANT_NAMES)}")
     ap.add_argument("--mode", choices=("srb", "torque"), help="simulation mode (default: the file's setting)")
     ap.add_argument("--foot-placement", choices=("policy", "rule"),
@@ -163,6 +167,22 @@ def _check_writable(path: Path, option: str) -> None:
         raise UsageError(f"{option}: {problem}")
 
 
+def _tiredness(value: str | None, args) -> dict:
+    """--tiredness START,END as the operator's tiredness_start / tiredness_end (UsageError when bad)."""
+    if value is None:
+        return {}
+    try:
+        start, end = (float(v) for v in value.split(","))
+    except ValueError:
+        raise UsageError(f"--tiredness {value}: give two numbers, START,END (e.g. 0,0.4)") from None
+    for v in (start, end):
+        if not (math.isfinite(v) and 0.0 <= v <= MAX_TIREDNESS):
+            raise UsageError(f"--tiredness {value}: each must be from 0 (fresh) to {MAX_TIREDNESS:g} (spent)")
+    if args.F is not None or (args.preset or "").lower() == "fresh" or args.time_scale is not None:
+        raise UsageError("--tiredness directs a preset's fatigue: drop --F --R --r, --time-scale or --preset Fresh")
+    return {"tiredness_start": start, "tiredness_end": end}
+
+
 def plan(args) -> list[dict]:
     """Check the arguments and input files; return the chains of takes (one chain per input file).
     Raises UsageError (exit 2) before anything is baked."""
@@ -195,6 +215,7 @@ def plan(args) -> list[dict]:
         problem = None if value is None else fatigue_params.option_problem(name, value)
         if problem:
             raise UsageError(f"{flag} {value!r}: {problem}")
+    tired = _tiredness(args.tiredness, args)
     _positive("--effort-economy", args.effort_economy, 0.0, MAX_EFFORT_ECONOMY, lo_open=False)
     if args.mode == "torque" and args.engine == "pybullet":
         raise UsageError("--mode torque --engine pybullet: torque mode runs on MuJoCo only: leave --engine out")
@@ -250,7 +271,7 @@ def plan(args) -> list[dict]:
             "preset": args.preset, "fitness": args.fitness, "time_scale": args.time_scale, "mode": args.mode,
             "foot_placement": args.foot_placement, "effort_economy": args.effort_economy, "timeout": args.timeout,
             "engine": args.engine, "breathing": args.breathing, "kneeling": args.kneeling,
-            **rates}
+            **tired, **rates}
     chains = []
     for src, dst in zip(inputs, outs):
         chain = []
@@ -529,7 +550,7 @@ def bake_one(spec: dict) -> dict:
     result["armature"] = armature
     kwargs = {k: spec[k] for k in ("action", "frame_start", "frame_end", "preset", "fitness", "F", "R", "r",
                                    "time_scale", "mode", "foot_placement", "effort_economy", "engine", "breathing",
-                                   "kneeling")
+                                   "kneeling", "tiredness_start", "tiredness_end")
               if spec.get(k) is not None}
     obj = bpy.data.objects.get(armature)    # a name that is no armature here: the operator says so, listing them
     if spec.get("variant") and obj is not None and obj.type == "ARMATURE":
