@@ -209,22 +209,26 @@ def _solve_stretch(roll: _Rollout, state, first: int, last: int, line: np.ndarra
     """(speed-up, endurance) for a stretch meant to follow ``line`` (the keys' tiredness at each
     of its frames): at the first ENDURANCE letting some speed-up end within END_TOLERANCE of the
     line's end and stay within PATH_TOLERANCE of it, the largest such speed-up up to CALM (else
-    the smallest such one above it); failing the path,
-    the pair ending in tolerance that strays least; failing the end, the pair ending closest."""
+    the smallest such one above it); failing the path, the pair ending in tolerance that strays
+    least; failing the end, the pair ending closest."""
     grid = SLOWEST * repeatable.power(FASTEST / SLOWEST, np.arange(GRID) / (GRID - 1.0))
-    speeds = np.tile(grid, len(ENDURANCE))
-    endurance = np.repeat(np.asarray(ENDURANCE), GRID)
-    paths = roll.run(speeds, endurance, state, first, last)[0]
-    end_miss = np.abs(paths[:, -1] - line[-1]).reshape(len(ENDURANCE), GRID)
-    stray = np.abs(paths - line).max(axis=1).reshape(len(ENDURANCE), GRID)
-    ends_ok = end_miss <= END_TOLERANCE
-    ok = ends_ok & (stray <= PATH_TOLERANCE)
+    # The keyed fitness first (it is what most keys need); the other endurances only without it.
+    tried, ok, score = [], [], []
+    for group in (ENDURANCE[:1], ENDURANCE[1:]):
+        paths = roll.run(np.tile(grid, len(group)), np.repeat(np.asarray(group), GRID), state, first, last)[0]
+        end_miss = np.abs(paths[:, -1] - line[-1]).reshape(len(group), GRID)
+        stray = np.abs(paths - line).max(axis=1).reshape(len(group), GRID)
+        tried += list(group)
+        ok += list((end_miss <= END_TOLERANCE) & (stray <= PATH_TOLERANCE))
+        score += list(np.where(end_miss <= END_TOLERANCE, stray, 1.0 + end_miss))
+        if np.any(ok):
+            break
+    ok, score = np.array(ok), np.array(score)
     if not ok.any():
-        score = np.where(ends_ok, stray, 1.0 + end_miss)
         j, i = np.unravel_index(int(np.argmin(score)), score.shape)
-        return float(grid[i]), float(ENDURANCE[j])
+        return float(grid[i]), float(tried[j])
     j = int(np.flatnonzero(ok.any(axis=1))[0])
-    e = float(ENDURANCE[j])
+    e = float(tried[j])
     calm = ok[j] & (grid <= CALM)
     if not calm.any():
         return float(grid[int(np.flatnonzero(ok[j])[0])]), e

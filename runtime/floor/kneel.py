@@ -33,6 +33,7 @@ from ..srb.rest_steps import KNEEL_DOWN_S as DOWN_S, KNEEL_UP_S as UP_S
 from .work import static_torques
 
 SAMPLE_FPS = 60.0        # the getting down and up are posed this often
+CARRIED = [[j.name for j in proxy.DEFAULT_JOINTS].index(name) for name in ("chest", "neck")]   # a tired trunk and head
 HIP_FLEX = math.radians(55.0)     # thighs forward and down to the knees on the floor ...
 KNEE_FLEX = math.radians(145.0)   # ... shins folded back flat on the floor ...
 ANKLE_POINT = math.radians(80.0)  # ... feet laid back along the floor, the seat over the heels
@@ -240,6 +241,10 @@ class Kneel:
         self.best, self.best_time = 1.0, self.time
         self.reason = None
         self.moving_frames = np.flatnonzero(~np.asarray(ref.still, dtype=bool))   # source frames that do not stand still
+        # How the tired trunk and head hung off the source's pose when the body went down: they
+        # come up hanging so (the SRB's limbs take them over there, without a jolt).
+        keyed = np.asarray(ref.clip.sample(self.phase)[2], dtype=float)
+        self.hanging = quat.multiply(quat.conjugate(keyed[CARRIED]), self.start[2][CARRIED])
         srb.events.append(Event(self.time, "kneel"))
 
     def legs_rc(self) -> float:
@@ -266,6 +271,7 @@ class Kneel:
             self.reason = self._hold_over()
             if self.reason is not None:
                 end = tuple(np.asarray(a, dtype=float) for a in srb.ref.clip.sample(self.phase))
+                end[2][CARRIED] = quat.multiply(end[2][CARRIED], self.hanging)
                 self.path = kneel_path(self.kin, self.kneeling, end, UP_S, self.scale, self.floor)
                 self.stage, self.began = "up", self.time
         elif self.stage == "up" and t >= self.path.duration:
@@ -318,7 +324,7 @@ class Kneel:
         there (its clock, fatigue and tempo rule go on), and the rest ends."""
         srb = self.srb
         srb.time = self.time
-        srb.resume_at(self.phase)
+        srb.resume_at(self.phase, self.path.joints[-1])
         srb.load_avg[:] = self.load_avg
         if srb.posture is not None:
             srb.posture.bend = 0.0

@@ -429,10 +429,12 @@ class SrbSimulator:
         self.w = nxt.ang_vel * (1.0 if sped else rate)
         return next_phase
 
-    def resume_at(self, phase: float) -> None:
+    def resume_at(self, phase: float, joints: np.ndarray | None = None) -> None:
         """Take the body over at ``phase`` from floor work (runtime.floor.stretches): the reference's
         state there (floor work kept the keyed pose), feet where the reference has them, nothing
-        carried over from before but the clock, the fatigue model and the tempo rule."""
+        carried over from before but the clock, the fatigue model and the tempo rule.  ``joints``:
+        the upper body's pose where it is handed over, when not the reference's (a tired head
+        still hanging after a kneel)."""
         ref = self.ref
         r = ref.sample(phase)
         self.phase = phase
@@ -453,9 +455,12 @@ class SrbSimulator:
         self.rest_wanted, self.rest_due = None, False
         self._next_sample, self._next_sample_phase = None, None
         self.p_target, self.v_target = self.p.copy(), self.v.copy()
+        # The posture of before (a tired knee's sag, a rest's hinge) is not carried over either:
+        # the first frame after a kneel showed the sag of the rest before it, a knee popping 27 deg.
+        self.sag, self._hinge = 0.0, 0.0
         if self.limbs is not None:
-            root_pos, root_rot, joints = ref.clip.sample(phase)
-            self.limbs.reset(root_pos, root_rot, joints)
+            root_pos, root_rot, keyed = ref.clip.sample(phase)
+            self.limbs.reset(root_pos, root_rot, keyed if joints is None else joints)
 
     def continue_from_here(self, r: "RefSample") -> None:
         """The motion goes on from where the body is (stopping, resuming after a rest), drifting

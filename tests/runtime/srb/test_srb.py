@@ -37,8 +37,9 @@ def stalled_walk():
 
 @pytest.fixture(scope="module")
 def standing_stalled_walk():
-    """stalled_walk with every rest taken standing (kneeling off: runtime.floor.kneel)."""
-    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.65),
+    """A walker like stalled_walk, more tired still (75 % fatigued: standing recovers, so at 65 %
+    it rested once), every rest taken standing (kneeling off: runtime.floor.kneel)."""
+    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.75),
                              seconds=8.0, out_fps=30, kneeling=False)
 
 
