@@ -69,7 +69,7 @@ def test_operator_arguments_override_settings_for_this_bake_only(registered_addo
 OPERATOR_ERRORS = {
     "unknown armature": ({"armature": "Nope"}, "no armature named 'Nope' in this file (armatures here: Mixamo)"),
     "unknown action": ({"action": "run"}, "no action named 'run' in this file"),
-    "unknown preset": ({"preset": "Tired"}, "unknown preset 'Tired': use one of Fresh, Athlete"),
+    "unknown preset": ({"preset": "Sleepy"}, "unknown preset 'Sleepy': use one of Fresh, Athlete"),
     "F alone": ({"F": 0.1}, "only F given: give F, R and r together"),
     "preset and rates": ({"preset": "Average", "F": 0.1, "R": 0.1, "r": 2.0}, "not both"),
     "empty frames": ({"frame_start": 20, "frame_end": 10}, "frames 20:10 are empty"),
