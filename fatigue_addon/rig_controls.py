@@ -196,9 +196,9 @@ def plan_keys(obj, mapping: dict) -> KeyPlan:
     """Which bones the take of ``obj`` keys (see the module's docstring); BakeInputError (one line
     naming the fix) where a mapped bone is driven by a constraint and nothing can be keyed for it."""
     driven = {}
-    for key in rigmap.ALL_KEYS:
+    for key in rigmap.HUMANOID_KEYS:
         bone = mapping.get(key)
-        if bone and bone in obj.pose.bones and key in rigmap.HUMANOID_KEYS:
+        if bone and bone in obj.pose.bones:
             found = driving_constraint(obj, bone)
             if found is not None:
                 driven[key] = found

@@ -12,6 +12,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+import bakes  # noqa: E402
 import rigs  # noqa: E402
 
 ADDON = "fatigued_takes"
@@ -81,6 +82,7 @@ def walked(rigified):
     bones = [mapping[k] for k in KEYS]
     before = _def_heads(obj, bones, frames)
     snap = rigs.snapshot(source)
+    bakes.demo_blend.skin_tubes(obj, [(b, 0.05) for b in bones])       # skinned to the DEF- bones
     report = mod("fatigue_addon.bake").bake(bpy.context, obj)
     return {"obj": obj, "mapping": mapping, "report": report, "source": source, "snapshot": snap,
             "frames": frames, "bones": bones, "before": before}
@@ -157,6 +159,13 @@ def test_the_take_is_keyed_on_the_controls_with_the_switches_at_fk(walked):
     # fatigue curves where the animator sees them: on the controls, not on hidden DEF bones
     assert 'pose.bones["thigh_fk.L"]["fatigue"]' in paths
     assert not [p for p in paths if p.startswith('pose.bones["DEF-') and "fatigue" in p]
+    # the heat colour reads the controls' curves onto the vertex groups of their DEF- bones
+    heat = mod("fatigue_addon.heat")
+    ng = bpy.data.node_groups[heat.group_name(obj)]
+    groups = {n.inputs["Name"].default_value for n in ng.nodes if n.bl_idname == "GeometryNodeInputNamedAttribute"}
+    read = {d.driver.variables[0].targets[0].data_path for d in ng.animation_data.drivers}
+    assert "DEF-thigh.L" in groups and 'pose.bones["thigh_fk.L"]["fatigue"]' in read
+    assert report["meshes"]
 
 
 def test_the_take_plays_the_simulation_and_tracks_the_source(walked):
