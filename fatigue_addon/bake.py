@@ -31,7 +31,7 @@ from ..runtime.body import proxy
 from ..runtime.fatigue.tempo import MAX_STRETCH
 from ..runtime.request import (HEIGHT_RANGE, MASS_RANGE, SimulationRequest, height_problem, mass_problem,
                                source_frames_problem)
-from . import anim, backend, checks, heat, retarget, rig_space, rigmap, root_motion
+from . import anim, backend, checks, heat, retarget, rig_controls, rig_space, rigmap, root_motion
 from .bake_options import BakeOptions, SettingsView
 from .failure import BakeInputError, RigMappingError
 from .fitness import build_schedule, settings_curves, tiredness_keys
@@ -61,6 +61,8 @@ class BakeJob:
     settings_curves: list = field(default_factory=list)   # snapshots of the keyed fatigue_settings curves
     take_name: str = ""         # the action to write (default <source>.fatigued)
     take_note: str = ""         # why the take is not under the name asked for ("" when it is)
+    keys: object = None         # rig_controls.KeyPlan: the bones (or Rigify controls) the take is keyed on
+    controls: object = None     # rig_controls.ControlsResult of a take keyed on Rigify's controls
 
 
 # ============================================================================= settings helpers
@@ -196,6 +198,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         frame, why = rigmap.body_pose(obj, mapping)       # None: the rest pose is a human shape
         pose_notes = [rigmap.pose_note(obj.name, frame, why)] if frame is not None else []
         checks.check_mapping_sense(obj, mapping, frame=frame)
+        key_plan = rig_controls.plan_keys(obj, mapping)
         height, size_notes = body_height(obj, settings, mapping, frame)
         mass = float(settings.mass)
         if mass_problem(mass) is not None:
@@ -222,10 +225,10 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                    fps=info.fps, request=request, info=info,
                    warnings=([name_note] if name_note else []) + pose_notes + size_notes + list(info.warnings)
                    + ([OVERRIDE_NOTE.format(obj.name)] if obj.override_library is not None else [])
-                   + list(plan.notes if plan is not None else ()),
+                   + list(plan.notes if plan is not None else ()) + list(key_plan.warnings),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
                    backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
-                   take_name=take_name, take_note=name_note or "",
+                   take_name=take_name, take_note=name_note or "", keys=key_plan,
                    engine=backend.engine_name(options.engine) if options.engine is not None else None)
 
 
@@ -448,15 +451,18 @@ def write(context, job: BakeJob, take) -> dict:
     bones_with_curves = []
     overridden = obj.override_library is not None     # keeps no new custom property or mapping row (OVERRIDE_NOTE)
     write_curves = settings.write_curves and not overridden
+    keys = job.keys if job.keys is not None else rig_controls.KeyPlan(keyed=dict(job.mapping))
+    heat_groups = []                           # (vertex group, bone with the curves)
     if write_curves:
         for key, (fat, cap) in curves.items():
-            bone = job.mapping.get(key)
-            if not bone:
+            bone = keys.curve_bone(key)
+            if not bone or not job.mapping.get(key):
                 continue
             esc = bpy.utils.escape_identifier(bone)
             extra.append((f'pose.bones["{esc}"]["fatigue"]', 0, bone, fat))
             extra.append((f'pose.bones["{esc}"]["capacity"]', 0, bone, cap))
             bones_with_curves.append(bone)
+            heat_groups.append(bone if bone == job.mapping[key] else (job.mapping[key], bone))
     breathes = take.breath is not None and not overridden
     if breathes:
         extra.append((f'["{BREATH}"]', 0, "Fatigue", np.asarray(take.breath, dtype=np.float64)))
@@ -469,8 +475,13 @@ def write(context, job: BakeJob, take) -> dict:
         _ensure_bone_props(obj, bones_with_curves, undo)
         if breathes:
             _ensure_breath_prop(obj, undo)
-        action = retarget.clip_to_action(obj, job.mapping, take.clip, job.info, name, source_frames,
-                                         extra_channels=extra, skip_prefixes=("fatigue_settings.",))
+        if keys.rigify is not None:
+            action, job.controls = rig_controls.write_controls(obj, job.mapping, keys.rigify, take.clip, job.info,
+                                                               name, source_frames, extra_channels=extra,
+                                                               skip_prefixes=("fatigue_settings.",))
+        else:
+            action = retarget.clip_to_action(obj, keys.keyed, take.clip, job.info, name, source_frames,
+                                             extra_channels=extra, skip_prefixes=("fatigue_settings.",))
         for snap in job.settings_curves:       # the keyed fitness, as keyed, on the take's timeline
             anim.paste_fcurve(snap, action, obj)
         action[TAKE_TAG] = source.name
@@ -480,7 +491,7 @@ def write(context, job: BakeJob, take) -> dict:
         _keep_source_in_nla(obj, source, undo)
         anim.assign_action(obj, action)
         if write_curves and settings.heat_modifier:
-            meshes = heat.apply(obj, bones_with_curves, heat.skinned_meshes(obj), settings.heat_material, undo)
+            meshes = heat.apply(obj, heat_groups, heat.skinned_meshes(obj), settings.heat_material, undo)
         if not settings_mapping(settings) and not overridden:
             store_mapping(settings, job.mapping)
         settings.source_action = source

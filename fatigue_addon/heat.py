@@ -50,8 +50,11 @@ def _input(node, name):
     return node.inputs[name]
 
 
-def build_node_group(arm, bones: list[str]):
-    """(Re)build the heat node group for ``arm`` reading the ``fatigue`` property of ``bones``."""
+def build_node_group(arm, bones: list):
+    """(Re)build the heat node group for ``arm`` reading the ``fatigue`` property of ``bones``:
+    bone names (the vertex group named like the bone), or ``(vertex group, bone)`` pairs where the
+    curves are on another bone than the one the mesh is skinned to (a Rigify control and its DEF-
+    bone)."""
     name = group_name(arm)
     ng = bpy.data.node_groups.get(name)
     if ng is None:
@@ -70,13 +73,14 @@ def build_node_group(arm, bones: list[str]):
     gout.location = (900, 0)
 
     total = None
-    for i, bone in enumerate(bones):
+    for i, pair in enumerate(bones):
+        group, bone = (pair, pair) if isinstance(pair, str) else pair
         y = -200 * i
         attr = nodes.new("GeometryNodeInputNamedAttribute")
         attr.data_type = "FLOAT"
-        attr.inputs["Name"].default_value = bone
+        attr.inputs["Name"].default_value = group
         attr.location = (-700, y)
-        attr.label = bone
+        attr.label = group
         val = nodes.new("ShaderNodeValue")
         val.name = f"fatigue:{bone}"
         val.label = f"{bone} fatigue"
@@ -166,7 +170,7 @@ def heat_material():
     return mat
 
 
-def apply(arm, bones: list[str], meshes, material: bool, undo: list) -> list[str]:
+def apply(arm, bones: list, meshes, material: bool, undo: list) -> list[str]:
     """Add / update the heat modifier (and material) on ``meshes``.  Appends rollback callables to
     ``undo`` for everything it creates.  Returns the names of the meshes it set up."""
     ng_existed = bpy.data.node_groups.get(group_name(arm)) is not None

@@ -7,6 +7,7 @@ from ..runtime.body import proxy
 from ..runtime.motion import metrics
 from ..runtime.motion.take import tempo_phrase
 from ..runtime.reference.support import FEET_ONLY
+from .rigify import SNAP_HINT
 
 
 BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary
@@ -68,9 +69,22 @@ def make_report(job, take, action, meshes) -> dict:
         "warnings": all_warnings(job, take, stopped),
         "name_notes": [job.take_note] if job.take_note else [],
         "meshes": list(meshes),
+        "keyed_on": keyed_on(job),
         "stats": stats,
         "timings": timings,
     }
+
+
+def keyed_on(job) -> dict | None:
+    """What a take on a generated Rigify rig was keyed on (None for a take keyed on its mapped
+    bones): the controls, the IK/FK switches keyed to FK, how far the played DEF bones came from the
+    simulation, and how to go back to IK."""
+    done = getattr(job, "controls", None)
+    if done is None:
+        return None
+    return {"controls": list(done.controls), "switches": list(done.switches),
+            "played_error_m": round(done.error_m, 5), "played_error_p95_m": round(done.error_p95_m, 5),
+            "to_ik": SNAP_HINT}
 
 
 def tiredness(stats: dict) -> dict | None:

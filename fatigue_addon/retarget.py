@@ -738,24 +738,25 @@ def proxy_world_rotations(clip) -> dict:
     return {k: quat.to_matrix(quat.normalize(v)) for k, v in q.items()}
 
 
-def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, source_frames=None,
-                   extra_channels=(), skip_prefixes=()):
-    """Write ``clip`` onto ``obj``'s rig as the NEW action ``action_name`` (replaced if it exists).
+@dataclass
+class TakeTargets:
+    """What a take asks of the rig, frame by frame (``take_targets``)."""
+    clip: object                 # the take's Clip at the rig's frame rate
+    out_frames: np.ndarray       # (T,) the frames it is keyed on
+    source_frames: np.ndarray    # (T,) the source frame each one plays
+    rotations: dict              # key -> (T, 3, 3) world rotation of every mapped bone
+    pelvis: np.ndarray           # (T, 3) world head of the pelvis bone
+    samples: dict                # the source action's channels at ``source_frames`` (_sample_curves)
 
-    Mapped bones get the Clip's world rotations (the pelvis also its position); every other
-    channel of the source action ``info.action`` is sampled at ``source_frames`` (one source frame
-    per Clip frame, default: the same frame, holding the last source frame past its end), so
-    fingers, twist and middle spine bones keep their animation.  Keys are written one per frame
-    from ``info.frame_start`` with ``keyframe_points.add`` + ``foreach_set``.  The action is not
-    assigned to ``obj``.  ``extra_channels``: more curves to key on the same frames, as
-    ``(data_path, index, group, values (T,))`` rows; they win over source channels of the same
-    path (the bake's per-bone ``fatigue`` / ``capacity`` curves).  Source channels whose data path
-    starts with one of ``skip_prefixes`` are not copied.  Returns the action.
-    """
-    import time
+    @property
+    def frames(self) -> int:
+        return len(self.out_frames)
 
-    t0 = time.perf_counter()
-    bones = _mapping_bones(obj, mapping)
+
+def take_targets(clip, info: RetargetInfo, action_name: str, source_frames=None) -> TakeTargets:
+    """The world rotations and pelvis position ``clip`` gives every mapped bone (the inverse of
+    ``action_to_clip``), and the source's channels sampled at ``source_frames`` (one source frame
+    per clip frame, default: the same frame, holding the last source frame past its end)."""
     if abs(clip.fps - info.fps) > 1e-6:
         clip = clip.resampled(info.fps)
     if tuple(clip.joints) != JOINT_KEYS:
@@ -779,9 +780,46 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
     for key in rigmap.HUMANOID_KEYS:
         target[key] = A.T @ Pw[key] @ info.proxy_rest[key].T @ A @ info.rest_world[key]
     pelvis_world = ((clip.root_pos - info.root_offset) / s) @ A        # A^-1 v for row vectors
-
-    # source channels at the sampled frames
     samples = _sample_curves(anim.action_curves(source, info.slot_handle), src)
+    return TakeTargets(clip, out_frames, src, target, pelvis_world, samples)
+
+
+def kept_channels(samples: dict, drop, skip_prefixes=()) -> list:
+    """The source channels a take keeps as ``(data_path, index, group, values)`` rows: every bone
+    channel but those ``drop(bone, prop)`` says the take writes itself, and every other channel
+    but those whose path starts with one of ``skip_prefixes``."""
+    out = []
+    for (path, index), (vals, group) in samples.items():
+        m = _BONE_PATH.match(path)
+        if m:
+            bname, prop = _unescape(m.group(1)), m.group(2)
+            if not drop(bname, prop):
+                out.append((path, index, group or bname, vals))
+        elif not (skip_prefixes and path.startswith(tuple(skip_prefixes))):
+            out.append((path, index, group, vals))
+    return out
+
+
+def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, source_frames=None,
+                   extra_channels=(), skip_prefixes=()):
+    """Write ``clip`` onto ``obj``'s rig as the NEW action ``action_name`` (replaced if it exists).
+
+    Mapped bones get the Clip's world rotations (the pelvis also its position); every other
+    channel of the source action ``info.action`` is sampled at ``source_frames`` (one source frame
+    per Clip frame, default: the same frame, holding the last source frame past its end), so
+    fingers, twist and middle spine bones keep their animation.  Keys are written one per frame
+    from ``info.frame_start`` with ``keyframe_points.add`` + ``foreach_set``.  The action is not
+    assigned to ``obj``.  ``extra_channels``: more curves to key on the same frames, as
+    ``(data_path, index, group, values (T,))`` rows; they win over source channels of the same
+    path (the bake's per-bone ``fatigue`` / ``capacity`` curves).  Source channels whose data path
+    starts with one of ``skip_prefixes`` are not copied.  Returns the action.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    bones = _mapping_bones(obj, mapping)
+    take = take_targets(clip, info, action_name, source_frames)
+    T, out_frames, target, pelvis_world, samples = take.frames, take.out_frames, take.rotations, take.pelvis, take.samples
     chans = _bone_channels(samples)
     mapped = {bones[k]: k for k in rigmap.HUMANOID_KEYS}
     order = _closure(obj, list(mapped))
@@ -815,19 +853,10 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
         mats[name] = K @ B
     t1 = time.perf_counter()
 
-    channels = list(extra_channels)   # (data_path, index, group, values); the first of a path wins
     pelvis = bones["pelvis"]
-    for (path, index), (vals, group) in samples.items():
-        m = _BONE_PATH.match(path)
-        if m:
-            bname, prop = _unescape(m.group(1)), m.group(2)
-            if bname in mapped and prop in _ROTATION_PROPS:
-                continue
-            if bname == pelvis and prop == "location" and new_loc is not None:
-                continue
-            channels.append((path, index, group or bname, vals))
-        elif not (skip_prefixes and path.startswith(tuple(skip_prefixes))):
-            channels.append((path, index, group, vals))
+    channels = list(extra_channels) + kept_channels(
+        samples, lambda bname, prop: (bname in mapped and prop in _ROTATION_PROPS)
+        or (bname == pelvis and prop == "location" and new_loc is not None), skip_prefixes)
     for name, Rb in new_rot.items():
         pb = obj.pose.bones[name]
         esc = bpy.utils.escape_identifier(name)
@@ -864,14 +893,16 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
         esc = bpy.utils.escape_identifier(pelvis)
         for i in range(3):
             channels.append((f'pose.bones["{esc}"].location', i, pelvis, new_loc[:, i]))
-    action = _write_action(obj, action_name, out_frames, channels)
+    action = write_action(obj, action_name, out_frames, channels)
     t2 = time.perf_counter()
     info.timings.update({"inverse": t1 - t0, "write": t2 - t1})
     info.warnings.extend(w for w in warnings if w not in info.warnings)
     return action
 
 
-def _write_action(obj, name: str, frames: np.ndarray, channels) -> "bpy.types.Action":
+def write_action(obj, name: str, frames: np.ndarray, channels) -> "bpy.types.Action":
+    """Key ``channels`` (``(data_path, index, group, values (T,))`` rows, the first of a path wins)
+    on ``frames`` into the action ``name`` for ``obj`` (created, or emptied and rewritten)."""
     action = bpy.data.actions.get(name)
     if action is None:
         action = bpy.data.actions.new(name)

@@ -51,6 +51,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import rigify
 from .failure import RigMappingError
 
 HUMANOID_KEYS: tuple[str, ...] = (
@@ -446,6 +447,7 @@ def _by_names(rig: _Rig) -> tuple[dict[str, str], list[str]]:
         if neck:
             bones["neck"] = neck
             head = nearest("head", None, neck) if not is_cls(neck, "head") else None
+            head = head or rigify.head_after_neck(neck, rig.bones)
             if head:
                 bones["head"] = head
     return bones, notes
@@ -724,7 +726,10 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
         raise RigMappingError("No armature: select the character's armature")
     if len(obj.data.bones) == 0:
         raise RigMappingError(f"Armature '{obj.name}' has no bones: add a skeleton or pick another armature")
-    mapping, error = _detect(obj, _Rig(obj))
+    if rigify.is_generated(obj):
+        mapping, error = _generated_rigify(obj)
+    else:
+        mapping, error = _detect(obj, _Rig(obj))
     if error is not None:
         posed = _detect_posed(obj)
         if posed is not None:
@@ -732,6 +737,18 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
         if strict:
             raise RigMappingError(error)
     return mapping
+
+
+def _generated_rigify(obj) -> tuple[Mapping, str | None]:
+    """A rig Rigify generated: its DEF- chain (what the animator sees; the take is keyed on its
+    controls: rig_controls), checked like any mapping."""
+    bones = rigify.deform_mapping(obj)
+    mapping = Mapping(bones=bones, sources={k: "name" for k in bones}, armature=obj.name)
+    problems = validate_mapping(obj, mapping)
+    mapping.problems.extend(problems)
+    if problems:
+        return mapping, f"'{obj.name}' (a Rigify rig): {problems[0]}: {FIX_HINT}"
+    return mapping, None
 
 
 def _detect(obj, rig: _Rig, any_way_up: bool = True) -> tuple[Mapping, str | None]:
@@ -919,7 +936,7 @@ def validate_mapping(obj, mapping: Mapping, rig: _Rig | None = None, posed: bool
     for child, parent in KEY_PARENT.items():
         if child.endswith("_ankle"):
             continue            # feet parented to the root or a control bone for IK are fine
-        if not rig.is_ancestor(mapping[parent], mapping[child]):
+        if not rigify.hangs_from(rig.ancestors(mapping[child]), mapping[parent]):
             problems.append(f"{KEY_LABELS[child]} '{mapping[child]}' is not below {KEY_LABELS[parent]} "
                             f"'{mapping[parent]}' in the hierarchy")
     problems.extend(_shape_problems(rig, mapping))

@@ -226,6 +226,14 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
             if directed.get("endurance_change", 1.0) != 1.0:
                 solved += f", {directed['endurance_change']:.3g}x as fatiguing"
             box.label(text=solved)
+        keyed = r.get("keyed_on")
+        if keyed:
+            box = layout.box().column(align=True)
+            box.label(text=f"Keyed on {len(keyed['controls'])} Rigify controls, IK/FK switches to FK", icon="BONE_DATA")
+            box.label(text=", ".join(keyed["controls"][:5]) + (", ..." if len(keyed["controls"]) > 5 else ""))
+            box.label(text=f"Plays the simulation within {keyed['played_error_m'] * 100:.1f} cm")
+            box.label(text="Back to IK: Rigify's IK->FK snapping (Item tab,")
+            box.label(text="Rig Main Properties), then key the IK controls")
         box = layout.box().column(align=True)
         box.label(text="Peak fatigue per body part")
         for part, v in r["peak_fatigue"].items():
