@@ -131,6 +131,7 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
         "fall_frame": report["fall_frame"],
         "rests": report["rests"],
         "kneels": report.get("kneels", 0),
+        "tiredness": report.get("tiredness"),
         "duration_stretch": round(report["duration_stretch"], 3),
         "realtime_x": round(report["realtime_x"], 2),
         "height_m": round(height, 3),
@@ -291,8 +292,10 @@ def print_table(results: list[dict], conditions: list[str]) -> None:
             for c in conditions:
                 x = row["conditions"][c]
                 fell = f"FELL@{x['fall_frame']}" if x["fell"] else "stood"
+                tired = x.get("tiredness")
                 cells.append(f"{c} {fell} j{x['joint_err_m']:.3f} r{x['root_err_m']:.3f} x{x['duration_stretch']:.2f} "
-                             f"{x['realtime_x']:.1f}rt")
+                             f"{x['realtime_x']:.1f}rt {x['rests']}rest {x['kneels']}kneel"
+                             + (f" tired {tired['reached'][0]:.2f}>{tired['reached'][1]:.2f}" if tired else ""))
             sup = row["conditions"][conditions[0]]["support"] if conditions else ""
             print(f"{head}: {'; '.join(cells)}; trip {row.get('round_trip_deg', float('nan')):.2f}deg "
                   f"{row.get('round_trip_m', float('nan')):.4f}m; {sup}")
