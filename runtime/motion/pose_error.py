@@ -78,11 +78,13 @@ def joint_position_error_m(take: Take, reference: Clip, height: float) -> float:
 class EffectorError:
     """How far a take's end effectors are from the source's: per END_EFFECTORS entry the distance
     at the EFFECTOR_PERCENTILE-th percentile over frames (``percentile_m``), the worst of them
-    (``worst``, its ``worst_m``) and the take frame where that one is farthest off (``frame``)."""
+    (``worst``, its ``worst_m``) and the take frame where that one is farthest off (``frame``);
+    per entry the frame where it is farthest off (``farthest``)."""
     percentile_m: tuple[float, ...]
     worst: str
     worst_m: float
     frame: int
+    farthest: tuple[int, ...]
 
 
 def viewer_source_time(take: Take, fresh: bool) -> np.ndarray:
@@ -110,5 +112,6 @@ def end_effector_error(take: Take, reference: Clip, height: float, fresh: bool) 
     dist = np.stack([np.linalg.norm(a[n] - b[n], axis=-1) for n in END_EFFECTORS], axis=1)   # (T, E)
     per = np.percentile(dist, EFFECTOR_PERCENTILE, axis=0)
     worst = int(per.argmax())
-    return EffectorError(tuple(float(x) for x in per), END_EFFECTORS[worst], float(per[worst]),
-                         int(dist[:, worst].argmax()))
+    farthest = tuple(int(f) for f in dist.argmax(axis=0))
+    return EffectorError(tuple(float(x) for x in per), END_EFFECTORS[worst], float(per[worst]), farthest[worst],
+                         farthest)
