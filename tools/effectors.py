@@ -108,6 +108,7 @@ def write_strip(title: str, source, take, fresh: bool, path: Path) -> Path:
         mine = with_head(bench_plots.joint_positions(kin, take, frames), take.clip, frames, kin.scale)
         theirs = with_head(bench_plots.joint_positions(kin, src, list(range(len(frames)))), src.clip,
                            list(range(len(frames))), kin.scale)
+    lowest = min(-0.3, *(p[2] for pose in mine + theirs for p in pose.values()))   # a short rig's legs may dip below
     for k, (name, frame) in enumerate(moments):
         point = _DRAWN.get(name, name)
         for j, (pose, rr, colour) in enumerate(((theirs[k], rot[k], "0.65"), (mine[k], take.clip.root_rot[frame], None))):
@@ -115,11 +116,11 @@ def write_strip(title: str, source, take, fresh: bool, path: Path) -> Path:
             view = side_view(pose, facing_yaw(rr))
             draw_pose(ax, view, x0, colour, bones)
             ax.plot([view[point][0] + x0], [view[point][2]], "o", mfc="none", mec="C2", ms=12, mew=2)
-        ax.text(2.4 * k + 0.45, -0.2, f"{name} @ {frame / take.fps:.2f} s\n(source {times[frame]:.2f} s)",
+        ax.text(2.4 * k + 0.45, lowest - 0.05, f"{name} @ {frame / take.fps:.2f} s\n(source {times[frame]:.2f} s)",
                 ha="center", va="top", fontsize=7)
     ax.axhline(0.0, color="0.8", lw=1)
     ax.set_aspect("equal")
-    ax.set_ylim(-0.5, 1.2 * height)
+    ax.set_ylim(lowest - 0.4, 1.2 * height)
     ax.set_xlim(-0.8, 2.4 * (len(moments) - 1) + 1.7)
     ax.axis("off")
     ax.set_title(f"{title}\nworst end effector {err.worst} {err.worst_m:.3f} m at p95 ({REPORT_HEIGHT:g} m body); "
