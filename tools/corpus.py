@@ -6,8 +6,11 @@ it brings is baked over its whole length with the panel's defaults, in each cond
 fatigue; the Average and Exhausted presets), through the same ``bake`` calls the button makes.
 Reported per file and action: baked or refused (and the one line a user reads), what held the
 body up, whether and where it fell, the fresh tracking error (mean joint position error relative
-to the root, and the root's error, in metres for a 1.75 m body), the duration stretch, realtime_x,
-and the retarget round trip (source -> proxy -> rig, no simulation: degrees and metres).
+to the root, and the root's error, in metres for a 1.75 m body), the worst end effector (hands, feet,
+head relative to the hips, 95th percentile over frames, metres for a 1.75 m body: tools/effectors.py;
+a stick strip for each take over 0.10 m, the worst takes listed by name at the end), the duration
+stretch, realtime_x, and the retarget round trip (source -> proxy -> rig, no simulation: degrees and
+metres).
 
 Each file runs in its own process (``--jobs`` at once): a crash in one file fails that file only.
 Nothing here knows a file by name: the corpus is a sample of what users have.
@@ -33,9 +36,10 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import batch  # noqa: E402
 import corpus_import  # noqa: E402
+import effectors  # noqa: E402
 
 CONDITIONS = {"fresh": "Fresh", "average": "Average", "exhausted": "Exhausted"}
-REPORT_HEIGHT = 1.75          # errors are reported in metres for a body this tall
+REPORT_HEIGHT = effectors.REPORT_HEIGHT     # errors are reported in metres for a body this tall
 ROUND_TRIP_SAMPLES = 24
 
 
@@ -98,10 +102,11 @@ def round_trip(obj, mapping, start: int, end: int, height: float) -> dict:
 
 
 def bake_one(obj, action, condition: str, start: int, end: int, engine: str | None = None,
-             mode: str | None = None, on_take=None) -> dict:
+             mode: str | None = None, on_take=None, strips: Path | None = None, label: str = "") -> dict:
     """One bake through the button's own calls; a dict of what the user and the bench see.
     ``on_take(take, job)``, when given, also receives the Take and the bake.BakeJob (its request
-    holds the source clip and the height): ``./fatigue realism`` measures them."""
+    holds the source clip and the height): ``./fatigue realism`` measures them.  A take whose worst
+    end effector is over effectors.LIMIT_M gets a strip in ``strips`` named after ``label``."""
     import bpy
 
     from fatigued_takes.fatigue_addon import anim, backend, bake
@@ -139,6 +144,7 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
         "joint_err_m": round(k * pose_error.joint_position_error_m(take, source_clip, height), 4),
         "root_err_m": round(k * metrics.root_error_m(take, source_clip), 4),
         "joint_err_deg": round(metrics.joint_error_deg(take, source_clip), 2),
+        **effectors.measure_and_strip(label, condition, take, source_clip, strips),
         "warnings": report["warnings"],
         "summary": bake_report.summary(report),
     }
@@ -148,7 +154,7 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
 
 def run_file(path: Path, conditions: list[str], seconds: float | None, update_fps: bool, log_dir: Path,
              actions: list[str] | None = None, engine: str | None = None, mode: str | None = None,
-             on_take=None) -> list[dict]:
+             on_take=None, strips: Path | None = None) -> list[dict]:
     """Every armature and action of one file, baked in every condition (rows of the report).
     ``on_take(row, condition, take, job)``, when given, receives every Take as it is baked."""
     import bpy
@@ -177,7 +183,9 @@ def run_file(path: Path, conditions: list[str], seconds: float | None, update_fp
                     for condition in conditions:
                         hook = None if on_take is None else (
                             lambda take, job, c=condition: on_take(row, c, take, job))
-                        row["conditions"][condition] = bake_one(obj, action, condition, start, end, engine, mode, hook)
+                        row["conditions"][condition] = bake_one(obj, action, condition, start, end, engine, mode, hook,
+                                                                strips, f"{path.name}{' (fps updated)' if update_fps else ''} "
+                                                                f"[{action.name}]")
                     anim.assign_action(obj, action)
                     mapping = bake.resolve_mapping(obj, obj.fatigue_settings)
                     height = row["conditions"][conditions[0]]["height_m"] if conditions else 1.75
@@ -218,15 +226,16 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--actions")
     ap.add_argument("--engine")
     ap.add_argument("--mode")
+    ap.add_argument("--strips", type=Path)
     a = ap.parse_args(argv)
     rows = run_file(a.one, a.conditions.split(","), a.seconds, a.update_fps, a.log_dir,
-                    a.actions.split(",") if a.actions else None, a.engine, a.mode)
+                    a.actions.split(",") if a.actions else None, a.engine, a.mode, strips=a.strips)
     a.out.write_text(json.dumps(rows), encoding="utf-8")
     return 0
 
 
 def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: Path, actions=None,
-                 engine: str | None = None, mode: str | None = None) -> dict:
+                 engine: str | None = None, mode: str | None = None, strips: Path | None = None) -> dict:
     """One file in its own Python process; a crash there is this file's error, not the run's."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -243,6 +252,8 @@ def run_in_child(cf, bvh_import: str, conditions: list[str], seconds, log_dir: P
             cmd += ["--engine", engine]
         if mode:
             cmd += ["--mode", mode]
+        if strips is not None:
+            cmd += ["--strips", str(strips)]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode == 0 and out.is_file():
@@ -275,6 +286,9 @@ def summarise(results: list[dict], conditions: list[str]) -> dict:
             "median_root_err_m": statistics.median(x["root_err_m"] for x in cells) if cells else None,
             "median_realtime_x": statistics.median(x["realtime_x"] for x in cells) if cells else None,
         }
+    out["effectors"] = effectors.summary(
+        [(f"{r['file']}{' (fps updated)' if r['import'] == 'update' else ''} [{row['action']}]", c, x)
+         for r, row in baked for c, x in row["conditions"].items()])
     trips = [row for _, row in baked if "round_trip_deg" in row]
     out["round_trip_max_deg"] = max((row["round_trip_deg"] for row in trips), default=None)
     out["round_trip_max_m"] = max((row["round_trip_m"] for row in trips), default=None)
@@ -293,8 +307,8 @@ def print_table(results: list[dict], conditions: list[str]) -> None:
                 x = row["conditions"][c]
                 fell = f"FELL@{x['fall_frame']}" if x["fell"] else "stood"
                 tired = x.get("tiredness")
-                cells.append(f"{c} {fell} j{x['joint_err_m']:.3f} r{x['root_err_m']:.3f} x{x['duration_stretch']:.2f} "
-                             f"{x['realtime_x']:.1f}rt {x['rests']}rest {x['kneels']}kneel"
+                cells.append(f"{c} {fell} j{x['joint_err_m']:.3f} e{x['effector_p95_m']:.3f} r{x['root_err_m']:.3f} "
+                             f"x{x['duration_stretch']:.2f} {x['realtime_x']:.1f}rt {x['rests']}rest {x['kneels']}kneel"
                              + (f" tired {tired['reached'][0]:.2f}>{tired['reached'][1]:.2f}" if tired else ""))
             sup = row["conditions"][conditions[0]]["support"] if conditions else ""
             print(f"{head}: {'; '.join(cells)}; trip {row.get('round_trip_deg', float('nan')):.2f}deg "
@@ -318,6 +332,9 @@ def main(argv: list[str]) -> int:
                     help="physics engine (default: the add-on preference, Automatic)")
     ap.add_argument("--mode", choices=("srb", "torque"),
                     help="simulation mode (default: the panel's, SRB; torque: the whole body sampled, slower)")
+    ap.add_argument("--strips", type=Path, metavar="DIR",
+                    help=f"write a stick strip of each take whose worst end effector is over {effectors.LIMIT_M:.2f} m "
+                         "here (default: a new temporary folder)")
     a = ap.parse_args(argv)
     conditions = [c for c in a.conditions.split(",") if c]
     bad = [c for c in conditions if c not in CONDITIONS]
@@ -344,11 +361,12 @@ def main(argv: list[str]) -> int:
         modes = ("default", "update") if (f.fmt == "bvh" and a.bvh_import == "both") else (a.bvh_import,)
         jobs += [(f, m) for m in modes]
     log_dir = Path(tempfile.mkdtemp(prefix="fatigue_corpus_logs_"))
+    strips = (a.strips or Path(tempfile.mkdtemp(prefix="fatigue_corpus_strips_"))).resolve()
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         actions = [x for x in a.actions.split(",") if x] if a.actions else None
         results = list(pool.map(lambda fm: run_in_child(fm[0], fm[1], conditions, a.seconds, log_dir, actions, a.engine,
-                                                          a.mode),
+                                                          a.mode, strips),
                                 jobs))
     print_table(results, conditions)
     summary = summarise(results, conditions)
@@ -356,6 +374,9 @@ def main(argv: list[str]) -> int:
     summary["jobs"] = a.jobs
     summary["cores"] = os.cpu_count()
     print(json.dumps(summary, indent=1))
+    for line in effectors.summary_lines(summary["effectors"]):
+        print(line)
+    print(f"strips in {strips}")
     if a.json is not None:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps({"summary": summary, "results": results}, indent=1), encoding="utf-8")

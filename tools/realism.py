@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -38,9 +37,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import corpus  # noqa: E402
 import corpus_import  # noqa: E402
+import effectors  # noqa: E402
 from runtime.motion import clip as clips  # noqa: E402
 from runtime.motion import gait, metrics
-from runtime.maths import quat  # noqa: E402
 
 CONDITIONS = corpus.CONDITIONS          # fresh, average, exhausted -> the panel's preset names
 BENCH_LOOP_SECONDS = 10.0               # a looping bench clip plays this long unless --seconds says
@@ -189,14 +188,17 @@ def source_posture(source: clips.Clip) -> dict:
             "window_speed_mps": gait.window_speed(source.root_pos, source.fps), "reach_m": gait.reach(source.root_pos)}
 
 
-def measure_clip(label: str, source: clips.Clip, takes: dict, height: float, strips: Path | None) -> dict:
-    """One clip's takes (condition -> Take, fresh among them) measured, compared and scored."""
+def measure_clip(label: str, source: clips.Clip, takes: dict, height: float, strips: Path | None,
+                 effector_strips: Path | None = None) -> dict:
+    """One clip's takes (condition -> Take, fresh among them) measured, compared and scored; the
+    worst end effector of each (tools/effectors.py), a strip in ``effector_strips`` when over its limit."""
     feats = {c: gait.features(take, source.duration) for c, take in takes.items()}
     applies = applicability(source, feats["fresh"], takes["fresh"])
     changes = {c: compare(takes[c], takes["fresh"], feats[c], feats["fresh"]) for c in takes if c != "fresh"}
     record = {"clip": label, "status": "baked", "height_m": height, "source": source_posture(source),
               "applies": applies, "takes": {c: asdict(f) for c, f in feats.items()}, "changes": changes,
-              "scores": {c: score(ch, applies) for c, ch in changes.items()}, "strip": None}
+              "scores": {c: score(ch, applies) for c, ch in changes.items()}, "strip": None,
+              "effectors": {c: effectors.measure_and_strip(label, c, t, source, effector_strips) for c, t in takes.items()}}
     if strips is not None:
         strips.mkdir(parents=True, exist_ok=True)
         name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
@@ -223,31 +225,6 @@ def worst_moments(take, source: clips.Clip) -> list[tuple[str, int]]:
     return out
 
 
-def _facing_yaw(root_rot: np.ndarray) -> float:
-    right = quat.rotate(root_rot, gait.RIGHT)
-    forward = np.cross(gait.WORLD_UP, right)
-    return float(math.atan2(forward[1], forward[0]))
-
-
-def _side_view(pose: dict, yaw: float) -> dict:
-    """Joint positions turned about the root so the body faces +x, root at x = 0."""
-    c, s = math.cos(-yaw), math.sin(-yaw)
-    root = pose["root"]
-    out = {}
-    for name, p in pose.items():
-        d = p - root
-        out[name] = np.array([c * d[0] - s * d[1], s * d[0] + c * d[1], p[2]])
-    return out
-
-
-def _with_head(poses: list[dict], clip, frames: list[int], scale: float) -> list[dict]:
-    """bench_plots' poses with the head drawn along the head's own axis (it draws it upright)."""
-    _, _, head = gait.segment_rotations(clip)
-    for pose, frame in zip(poses, frames):
-        pose["neck_top"] = pose["neck"] + 0.25 * scale * quat.rotate(head[frame], gait.UP)
-    return poses
-
-
 def write_strip(label: str, source: clips.Clip, takes: dict, height: float, path: Path) -> Path:
     """Per condition a row: at each worst moment the source (grey) beside the take (coloured), both
     seen from the side in their own facing."""
@@ -264,18 +241,15 @@ def write_strip(label: str, source: clips.Clip, takes: dict, height: float, path
             frames = [f for _, f in moments]
             pos, rot, joints = source.sample_many(take.reference_time[frames])
             src = SimpleNamespace(clip=SimpleNamespace(root_pos=pos, root_rot=rot, joint_rots=joints))
-            mine = _with_head(bench_plots.joint_positions(kin, take, frames), take.clip, frames, kin.scale)
-            theirs = _with_head(bench_plots.joint_positions(kin, src, list(range(len(frames)))), src.clip,
-                                list(range(len(frames))), kin.scale)
+            mine = effectors.with_head(bench_plots.joint_positions(kin, take, frames), take.clip, frames, kin.scale)
+            theirs = effectors.with_head(bench_plots.joint_positions(kin, src, list(range(len(frames)))), src.clip,
+                                         list(range(len(frames))), kin.scale)
             for k, (what, frame) in enumerate(moments):
                 for j, (pose, rr, colour) in enumerate(((theirs[k], rot[k], "0.65"),
                                                         (mine[k], take.clip.root_rot[frame], None))):
                     x0 = 2.4 * k * height / 1.75 + 0.9 * j * height / 1.75
-                    view = _side_view(pose, _facing_yaw(rr))
-                    for a, b in bench_plots.BONES + [("neck", "neck_top")]:
-                        side = "C3" if "right" in a + b else ("C0" if "left" in a + b else "k")
-                        ax.plot([view[a][0] + x0, view[b][0] + x0], [view[a][2], view[b][2]], "-",
-                                color=colour or side, lw=2)
+                    effectors.draw_pose(ax, effectors.side_view(pose, effectors.facing_yaw(rr)), x0, colour,
+                                        bench_plots.BONES + [("neck", "neck_top")])
                 ax.text(2.4 * k * height / 1.75 + 0.45 * height / 1.75, -0.15,
                         f"{what} @ {frame / take.fps:.1f} s (source {take.reference_time[frame]:.1f} s)",
                         ha="center", fontsize=8)
@@ -314,7 +288,8 @@ def _take_line(label: str, condition: str, take, source_duration: float, wall: f
             f"{what} ({wall:.1f} s)")
 
 
-def run_bench_clip(name: str, conditions: list[str], seconds: float | None, mode: str, strips: Path | None) -> list[dict]:
+def run_bench_clip(name: str, conditions: list[str], seconds: float | None, mode: str, strips: Path | None,
+                   effector_strips: Path | None = None) -> list[dict]:
     from runtime.body import proxy
     from runtime.fatigue import direction
     from runtime import simulate
@@ -328,12 +303,13 @@ def run_bench_clip(name: str, conditions: list[str], seconds: float | None, mode
             CONDITIONS[condition], 30.0, source.duration)
         takes[condition] = simulate.simulate(source, sched, mode=mode, out_fps=30.0, tiredness=keys)
         print(_take_line(name, condition, takes[condition], source.duration, time.perf_counter() - t0), flush=True)
-    record = measure_clip(name, source, takes, proxy.DEFAULT_HEIGHT, strips)
+    record = measure_clip(name, source, takes, proxy.DEFAULT_HEIGHT, strips, effector_strips)
     return [record | {"kind": "bench"}]
 
 
 def run_corpus_file(path: Path, rel: str, conditions: list[str], seconds: float | None, update_fps: bool,
-                    mode: str | None, strips: Path | None, log_dir: Path, actions: list[str] | None) -> list[dict]:
+                    mode: str | None, strips: Path | None, log_dir: Path, actions: list[str] | None,
+                    effector_strips: Path | None = None) -> list[dict]:
     """Every action of one corpus file baked through tools/corpus.py (the button's calls), each take
     handed here as it is baked."""
     baked: dict[tuple, dict] = {}
@@ -358,7 +334,8 @@ def run_corpus_file(path: Path, rel: str, conditions: list[str], seconds: float 
             out.append(base | {"clip": label, "status": row["status"], "message": row.get("message", "")})
             continue
         try:
-            out.append(base | measure_clip(label, entry["source"], entry["takes"], entry["height"], strips))
+            out.append(base | measure_clip(label, entry["source"], entry["takes"], entry["height"], strips,
+                                           effector_strips))
         except Exception as exc:            # reported, never raised: the next action still counts
             log = log_dir / f"{Path(rel).name}.{row.get('action')}.realism.log".replace("|", "_")
             log.write_text(traceback.format_exc(), encoding="utf-8")
@@ -376,16 +353,17 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--seconds", type=float)
     ap.add_argument("--mode", default="srb")
     ap.add_argument("--strips", type=Path)
+    ap.add_argument("--effector-strips", type=Path)
     ap.add_argument("--update-fps", action="store_true")
     ap.add_argument("--log-dir", type=Path, required=True)
     ap.add_argument("--actions")
     a = ap.parse_args(argv)
     conditions = a.conditions.split(",")
     if a.bench:
-        records = run_bench_clip(a.bench, conditions, a.seconds, a.mode, a.strips)
+        records = run_bench_clip(a.bench, conditions, a.seconds, a.mode, a.strips, a.effector_strips)
     else:
         records = run_corpus_file(a.file, a.rel, conditions, a.seconds, a.update_fps, a.mode, a.strips, a.log_dir,
-                                  a.actions.split(",") if a.actions else None)
+                                  a.actions.split(",") if a.actions else None, a.effector_strips)
     a.out.write_text(json.dumps(records, default=float), encoding="utf-8")
     return 0
 
@@ -461,7 +439,7 @@ def _cell(v, fmt: str, unit: str = "", width: int = 7) -> str:
 
 
 HEADER = (f"{'clip':44s} {'condition':9s} {'speed':>7s} {'stride':>7s} {'cadence':>7s} {'rest/10s':>8s} "
-          f"{'stretch':>7s} {'fin':>3s} {'fell':>7s} {'trunk':>6s} {'head':>6s} {'bend95':>6s} {'breath':>6s}")
+          f"{'stretch':>7s} {'fin':>3s} {'fell':>7s} {'trunk':>6s} {'head':>6s} {'bend95':>6s} {'breath':>6s} {'eff95':>6s}")
 
 
 def table_lines(records: list[dict]) -> list[str]:
@@ -490,7 +468,8 @@ def table_lines(records: list[dict]) -> list[str]:
             lines.append(f"{'':44s} {c:9s} {' '.join(gait_cells)} {_cell(t['rests_per_10s'], '.1f', '', 8)} "
                          f"{_cell(t['stretch'], '.2f')} {'yes' if t['finished'] else 'NO':>3s} {fell:>7s} "
                          f"{_cell(posture[0], '+.1f', '', 6)} {_cell(posture[1], '+.1f', '', 6)} "
-                         f"{_cell(t['head_chest_bend_p95_deg'], '.1f', '', 6)} {_cell(t['breath_per_min'], '.1f', '', 6)}")
+                         f"{_cell(t['head_chest_bend_p95_deg'], '.1f', '', 6)} {_cell(t['breath_per_min'], '.1f', '', 6)} "
+                         f"{_cell(r['effectors'][c]['effector_p95_m'], '.3f', '', 6)}")
     return lines
 
 
@@ -518,6 +497,7 @@ def summarise(records: list[dict], conditions: list[str]) -> dict:
         "falls": [f"{r['clip']} {c} at {t['fall_time_s']:.1f} s ({t.get('fall_cause') or 'cause unknown'})"
                   for r, c, t in takes if t["fell"]],
         "bend_over_limit": bent,
+        "effectors": effectors.summary([(r["clip"], c, m) for r in baked for c, m in r["effectors"].items()]),
     }
 
 
@@ -535,7 +515,7 @@ def summary_lines(s: dict) -> list[str]:
         lines.append("  not finished: " + ", ".join(s["not_finished"]))
     if s["not_baked"]:
         lines.append("  not baked: " + "; ".join(s["not_baked"]))
-    return lines
+    return lines + effectors.summary_lines(s["effectors"])
 
 
 def main(argv: list[str]) -> int:
@@ -577,6 +557,8 @@ def main(argv: list[str]) -> int:
         common += ["--seconds", str(a.seconds)]
     if a.strips is not None:
         common += ["--strips", str(a.strips.resolve())]
+    effector_strips = (a.strips or Path(tempfile.mkdtemp(prefix="fatigue_realism_strips_"))).resolve()
+    common += ["--effector-strips", str(effector_strips)]
     log_dir = Path(tempfile.mkdtemp(prefix="fatigue_realism_logs_"))
     print(f"realism: {len(jobs)} clips or files, {', '.join(conditions)}, {a.mode} mode, {a.jobs} at once", flush=True)
     t0 = time.perf_counter()
@@ -587,7 +569,8 @@ def main(argv: list[str]) -> int:
     print()
     print("speed, stride, cadence: fresh in m/s, m, steps/min, tired as ratios to fresh; trunk, head: pitch forward "
           "(deg), fresh and source absolute, tired as the change at the same moments; bend95: head-to-chest bend, "
-          "95th percentile (deg); breath: breaths/min (- : fresh takes do not breathe; a clip shorter than two breaths has no rate)")
+          "95th percentile (deg); breath: breaths/min (- : fresh takes do not breathe; a clip shorter than two breaths has no rate); "
+          "eff95: worst end effector off the source, 95th percentile (m, 1.75 m body; a fresh take at the same frame)")
     for line in table_lines(records):
         print(line)
     summary = summarise(records, conditions)
@@ -596,8 +579,7 @@ def main(argv: list[str]) -> int:
     print()
     for line in summary_lines(summary):
         print(line)
-    if a.strips is not None:
-        print(f"strips in {a.strips}")
+    print(f"strips in {effector_strips}")
     if a.json is not None:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps({"summary": summary,

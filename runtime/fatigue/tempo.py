@@ -27,6 +27,7 @@ EFFORT_MEMORY = 1.0       # s: the relative effort judged is its recent peak, ov
 TEMPO_EASE = 1.0          # s: the tempo eases towards the effort's over about this long
 LAUNCH_LEAD = 1.5         # s of source: tired legs with a take-off this soon stand and gather first
 LOADED = 0.02             # a joint whose load (share of strength) is above this is carrying the motion
+CATCH_UP = 0.1            # a clock ahead of real time (an early landing) plays at most this share slower on the ground until it is back
 
 
 class TempoRule:
@@ -207,6 +208,18 @@ def flight_rate(ref, phase: float, p: np.ndarray, v: np.ndarray, com_target) -> 
     if body_left <= 0.0 or source_left <= (1.0 + FLIGHT_RATE_SLACK) * body_left + FLIGHT_TIME_SLACK:
         return 1.0, False
     return min(source_left / body_left, MAX_FLIGHT_RATE), True
+
+
+def catch_up_pace(pace: float, ahead: float, dt: float, still: bool) -> float:
+    """The pace on the ground (not a flight's push-off or landing) while the source's clock is
+    ``ahead`` s of real time: standing ``still`` the source waits (a still pose played later
+    shows nothing), moving it plays up to CATCH_UP slower until the clock is back on time; at
+    or behind real time (every tired take, a fresh take that kept time) ``pace`` as it is."""
+    if ahead <= 1e-9:
+        return pace
+    if still:
+        return min(pace, max(1.0 - ahead / dt, 0.0))
+    return min(pace, 1.0 - min(CATCH_UP, ahead / dt))
 
 
 def single_support_rate(tempo: float, p: np.ndarray, v: np.ndarray, p_r: np.ndarray, v_r: np.ndarray,

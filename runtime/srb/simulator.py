@@ -31,7 +31,7 @@ import numpy as np
 
 from ..body import proxy
 from ..fatigue.effort import KneeSag, knee_lean, lean_trunk, leg_effort, LimbGive, yielding_strength
-from ..fatigue.tempo import flight_rate, single_support_rate, TempoRule
+from ..fatigue.tempo import catch_up_pace, flight_rate, single_support_rate, TempoRule
 from ..maths import quat
 from ..maths.rotation import cross, cross_rows, matrix_to_quat, quat_matrix
 from ..motion.take import Event
@@ -203,6 +203,7 @@ class SrbSimulator:
         self._update_sag(r)
         p_r = self.com_target(r)
         rate = self._pace(r, rate, launching, p_r)
+        rate = self._catch_up(r, rate, p_r)
         p_r, v_r, acc_des, moment_des, R = self._centroidal_goal(r, rate, p_r)
         root_R = R @ quat_matrix(r.root_rel)
         root_pos = self.p + R @ r.root_offset
@@ -288,6 +289,21 @@ class SrbSimulator:
             # stride it ran ahead, and the landing pulled the body back up to speed).
             self.stride = self._takeoff_pace
         return rate
+
+    def _catch_up(self, r: RefSample, rate: float, p_r: np.ndarray) -> float:
+        """The clock's rate once it has run ahead of real time (an early landing skipped it on to
+        the source's landing, a lower flight played faster): on the ground, outside a flight's
+        push-off and landing, it plays slower until it is back on time (tempo.catch_up_pace), the
+        strides as long as they were, so the take is never shorter than its source.  On one foot
+        it gives way to gravity like the tempo (tempo.single_support_rate)."""
+        frame = self.ref.frame(self.phase)
+        if rate <= 0.0 or not r.contact.any() or self.ref.ballistic[frame]:
+            return rate
+        slowed = catch_up_pace(rate, self.phase - self.time, self.dt, bool(self.ref.still[frame]))
+        if slowed < rate and sum(f.stance for f in self.feet) == 1:
+            slowed = min(rate, single_support_rate(slowed, self.p, self.v, p_r, r.com_vel * slowed, self.ref.floor,
+                                                   kin_scale(self.body)))
+        return slowed
 
     def _centroidal_goal(self, r: RefSample, rate: float, p_r: np.ndarray):
         """(COM target, velocity target, desired acceleration, desired moment about the COM, body

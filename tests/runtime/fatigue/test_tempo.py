@@ -167,3 +167,24 @@ def test_on_one_foot_the_clock_gives_way_to_gravity_only_as_the_capture_point_ru
     assert tempo.single_support_rate(0.5, ahead, v_r, p_r, v_r, 0.0, 1.0) == 1.0
     partly = p_r + np.array([1.5 * slack, 0.0, 0.0])
     assert tempo.single_support_rate(0.5, partly, v_r, p_r, v_r, 0.0, 1.0) == pytest.approx(0.75)
+
+
+def test_a_clock_ahead_of_real_time_plays_slower_until_it_is_back_and_waits_standing_still():
+    dt = 1.0 / 60.0
+    # on time or behind (a fresh take that kept time, every tired take): the pace as it is
+    assert tempo.catch_up_pace(1.0, 0.0, dt, still=False) == 1.0
+    assert tempo.catch_up_pace(0.7, -0.5, dt, still=True) == 0.7
+    # ahead while moving: at most CATCH_UP slower, never slower than what brings it back this step
+    assert tempo.catch_up_pace(1.0, 0.2, dt, still=False) == pytest.approx(1.0 - tempo.CATCH_UP)
+    assert tempo.catch_up_pace(1.0, 0.25 * tempo.CATCH_UP * dt, dt, still=False) == pytest.approx(
+        1.0 - 0.25 * tempo.CATCH_UP)
+    assert tempo.catch_up_pace(0.5, 0.2, dt, still=False) == 0.5        # a slower tempo already gives it back
+    # standing still the source waits: a still pose played later shows nothing
+    assert tempo.catch_up_pace(1.0, 0.2, dt, still=True) == 0.0
+    assert tempo.catch_up_pace(1.0, 0.5 * dt, dt, still=True) == pytest.approx(0.5)
+    # a clock that ran 0.2 s ahead is back within 0.2 / CATCH_UP s of moving
+    phase, time = 0.2, 0.0
+    for _ in range(int(round(0.2 / tempo.CATCH_UP / dt)) + 1):
+        phase += tempo.catch_up_pace(1.0, phase - time, dt, still=False) * dt
+        time += dt
+    assert phase - time == pytest.approx(0.0, abs=1e-9)

@@ -479,6 +479,23 @@ def test_an_early_landing_does_not_snap_the_pelvis_round():
 
 
 @pytest.mark.slow
+def test_a_fresh_take_that_lands_early_is_as_long_as_its_source():
+    """spin's hop lands sooner than the source's and the clock skips on to the source's landing;
+    nothing gave that time back, so its fresh take ended 0.22 s (7 frames) before its source.  The
+    clock now plays slower on the ground until it is back on time: as long as the source, each
+    moment of it at its own frame again by the end."""
+    spin = load("spin")
+    take = simulate.simulate(spin, None, out_fps=30, simulate_limbs=False)
+    on_time = take.reference_time[0] + np.arange(take.frames) / 30.0
+    ahead = take.reference_time - on_time
+    assert ahead.max() > 0.1                                         # it does land early
+    assert take.frames == int(np.ceil(spin.duration * 30.0 - 1e-9)) + 1
+    assert take.reference_time[-1] == pytest.approx(spin.duration)
+    assert ahead[-3:].max() < 0.5 / 30.0                             # back on time by the end
+    assert not take.fell
+
+
+@pytest.mark.slow
 def test_a_shorter_flight_lands_in_the_landing_pose_without_a_leg_snap():
     """A tired hop lands sooner than the source's; played at the source's rate its legs were still
     in mid-air pose at touchdown and snapped (60 deg in a frame on spin, the source's largest per-
