@@ -197,7 +197,9 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         mapping = resolve_mapping(obj, settings)
         frame, why = rigmap.body_pose(obj, mapping)       # None: the rest pose is a human shape
         pose_notes = [rigmap.pose_note(obj.name, frame, why)] if frame is not None else []
-        checks.check_mapping_sense(obj, mapping, frame=frame)
+        if rig_space.is_mirrored(obj.matrix_world):
+            pose_notes.insert(0, rig_space.mirrored_note(obj.name))
+        mapping, side_notes = checks.check_mapping_sense(obj, mapping, frame=frame)
         key_plan = rig_controls.plan_keys(obj, mapping)
         height, size_notes = body_height(obj, settings, mapping, frame)
         mass = float(settings.mass)
@@ -223,7 +225,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                                 tiredness=keys)
     return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
-                   warnings=([name_note] if name_note else []) + pose_notes + size_notes + list(info.warnings)
+                   warnings=([name_note] if name_note else []) + pose_notes + side_notes + size_notes + list(info.warnings)
                    + ([OVERRIDE_NOTE.format(obj.name)] if obj.override_library is not None else [])
                    + list(plan.notes if plan is not None else ()) + list(key_plan.warnings),
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},

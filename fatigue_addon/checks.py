@@ -94,10 +94,12 @@ def check_frames_keyed(obj, action, start: int, end: int, fps: float, where: str
                              f"{where} within {first}-{last}, e.g. the keys' {lo:g}-{hi:g}")
 
 
-def check_mapping_sense(obj, mapping: dict, frame: int | None = None) -> None:
+def check_mapping_sense(obj, mapping: dict, frame: int | None = None) -> tuple[dict, list[str]]:
     """Refuse a (usually hand-edited) rig mapping that is complete but wrong: a bone given to two
     joints, a head, hand or toe in another limb, or left and right swapped (judged in the rest
-    pose, or on the animated ``frame`` the body is measured on: rigmap.body_pose)."""
+    pose, or on the animated ``frame`` the body is measured on: rigmap.body_pose).  Returns the
+    mapping to bake and its notes: bones named for the wrong sides (where the feet and the knees'
+    bend over the action agree) are baked with their sides swapped, one note saying so."""
     from . import rigmap
 
     label = rigmap.KEY_LABELS
@@ -138,16 +140,19 @@ def check_mapping_sense(obj, mapping: dict, frame: int | None = None) -> None:
             raise BakeInputError(f"Rig mapping: {label[key]} is '{bone}', a bone of the {label[got].lower()} "
                                  f"'{mapping[got]}': map the {label[key].lower()} bone in the Rig Mapping list "
                                  f"(or press Detect Rig)")
-    _check_sides(obj, mapping, label, frame)
+    return _check_sides(obj, mapping, label, frame)
 
 
-def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> None:
+def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> tuple[dict, list[str]]:
     """Left and right judged in the rest pose (or the animated ``frame`` the body is measured on),
-    in the armature's own space (so the object's rotation or scale does not matter): a person's
-    left is up x forward, with up from the pelvis to the neck and forward from the ankles to the
-    toes (or along the feet).  Where the bones' names say the same sides as the rows, the names
-    win: feet that point back (a creature's heel-raised leg) would mislead the geometry, a
-    hand-edited row does not rename its bone."""
+    in the armature's own space (so the object's rotation or scale does not matter; a mirrored
+    object is read as its mirror image: rig_space.object_matrix): a person's left is up x forward,
+    with up from the pelvis to the neck and forward from the ankles to the toes (or along the
+    feet).  Rows swapped by hand (their bones' names say the other sides) are refused.  Where the
+    names say the rows' sides, the feet alone do not overrule them (a creature's heel-raised leg
+    points its 'toes' back); the feet and the knees' bend over the action together do: the names
+    are on the wrong sides (elbows baked bent backwards, hands a tenth of the height off), so the
+    mapping is swapped and a note says so.  Returns (mapping, notes)."""
     import numpy as np
 
     from .rigmap import parse_name, read_pose
@@ -166,11 +171,11 @@ def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> N
 
     pelvis, neck = head("pelvis"), head("neck")
     if pelvis is None or neck is None:
-        return
+        return mapping, []
     up = neck - pelvis
     size = float(np.linalg.norm(up))
     if size < 1e-6:
-        return
+        return mapping, []
     up /= size
     fwd = []
     for side in ("left", "right"):
@@ -181,21 +186,73 @@ def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> N
         elif foot is not None:
             fwd.append(tail(foot) - head(f"{side}_ankle"))
     if not fwd:
-        return
+        return mapping, []
     forward = np.mean(fwd, axis=0)
     forward -= up * float(forward @ up)
     if np.linalg.norm(forward) < 0.02 * size:
-        return                     # feet along the spine (a lying rest pose with pointed feet): cannot judge
+        return mapping, []         # feet along the spine (a lying rest pose with pointed feet): cannot judge
     left = np.cross(up, forward / np.linalg.norm(forward))
+    wrong, right = [], []
     for joint in ("hip", "shoulder", "knee", "ankle", "elbow"):
         a, b = head(f"left_{joint}"), head(f"right_{joint}")
         if a is None or b is None:
             continue
+        apart = float((a - b) @ left)
+        if apart >= -0.05 * size:
+            right += [joint] if apart > 0.05 * size else []
+            continue
         named = (parse_name(mapping[f"left_{joint}"])[1], parse_name(mapping[f"right_{joint}"])[1])
-        if float((a - b) @ left) < -0.05 * size and named != ("left", "right"):
+        if named != ("left", "right"):
             raise BakeInputError(f"Rig mapping: left and right look swapped: {label[f'left_{joint}']} "
                                  f"'{mapping[f'left_{joint}']}' is on the character's right: swap the left and "
                                  f"right rows in the Rig Mapping list (or press Detect Rig)")
+        wrong.append(joint)
+    if not wrong or knee_sense(obj, mapping) > -KNEES_BEND:
+        return mapping, []
+    first = f"left_{wrong[0]}"
+    if right:
+        raise BakeInputError(f"Rig mapping: left and right look swapped for some limbs only: {label[first]} "
+                             f"'{mapping[first]}' is on the character's right, {label[f'left_{right[0]}'].lower()} "
+                             f"'{mapping[f'left_{right[0]}']}' on its left: map each limb to the bones on its "
+                             f"side in the Rig Mapping list")
+    swapped = {(k.replace("left_", "right_", 1) if k.startswith("left_") else
+                k.replace("right_", "left_", 1) if k.startswith("right_") else k): v for k, v in mapping.items()}
+    return swapped, [f"'{obj.name}' names its sides the wrong way round: {label[first].lower()} '{mapping[first]}' "
+                     f"is on the character's right (its feet point and its knees bend that way): baked with left "
+                     f"and right swapped (rename the bones to silence this)"]
+
+
+KNEES_BEND = 0.02      # knees bent forward of the hip-ankle line, on average, by this share of the trunk
+
+
+def knee_sense(obj, mapping: dict) -> float:
+    """How far the knees bend forward over the assigned action, as ``mapping``'s sides have it: the
+    knee's offset from its hip-ankle line along the body's forward (left x up, left from the mapped
+    right hip to the left one, up from the pelvis to the neck, each frame its own), averaged over
+    both legs and frames spread over the action, as a share of the trunk (pelvis to neck).  Knees
+    bend forward: a clearly negative value says the mapping's left is the character's right."""
+    import numpy as np
+
+    from .rigmap import action_frames, read_pose
+
+    total, count = 0.0, 0
+    for f in action_frames(obj):
+        pose = read_pose(obj, f)
+
+        def at(key):
+            return np.array(pose[mapping[key]][0], dtype=float)
+
+        up, left = at("neck") - at("pelvis"), at("left_hip") - at("right_hip")
+        size = float(np.linalg.norm(up))
+        forward = np.cross(left, up)
+        if size < 1e-9 or np.linalg.norm(forward) < 1e-9 * size * size:
+            continue
+        forward /= np.linalg.norm(forward)
+        for side in ("left", "right"):
+            bend = at(f"{side}_knee") - 0.5 * (at(f"{side}_hip") + at(f"{side}_ankle"))
+            total += float(bend @ forward) / size
+            count += 1
+    return total / count if count else 0.0
 
 
 def check_moves(obj, action, mapping: dict, clip, start: int, end: int) -> None:

@@ -613,8 +613,8 @@ def _sample_world_scene(obj, bones: dict, frames: np.ndarray):
             fi = int(math.floor(f))
             scene.frame_set(fi, subframe=float(f - fi))
             if O is None:
-                O = _np(obj.matrix_world)
-            moved = max(moved, float(np.abs(_np(obj.matrix_world) - O).max()))
+                O = rig_space.object_matrix(obj.matrix_world)
+            moved = max(moved, float(np.abs(rig_space.object_matrix(obj.matrix_world) - O).max()))
             for k, pb in pbs.items():
                 world[k][i] = O @ _np(pb.matrix)
     finally:
@@ -661,7 +661,7 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     warnings = []
     t1 = time.perf_counter()
     if method == "fcurves":
-        O = _np(obj.matrix_world)
+        O = rig_space.object_matrix(obj.matrix_world)
         slot = getattr(obj.animation_data, "action_slot", None)
         world = _sample_world_fcurves(obj, action, slot.handle if slot is not None else None, bones, frames, O)
     else:
@@ -824,7 +824,7 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
     mapped = {bones[k]: k for k in rigmap.HUMANOID_KEYS}
     order = _closure(obj, list(mapped))
     bases = _bases(obj, chans, order, T)
-    O = info.object_matrix if info.object_matrix is not None else _np(obj.matrix_world)
+    O = info.object_matrix if info.object_matrix is not None else rig_space.object_matrix(obj.matrix_world)
     O_inv = np.linalg.inv(O)
     O_rot = polar(O[:3, :3])
     mats, new_rot, new_loc = {}, {}, None
@@ -962,7 +962,7 @@ def rig_size(obj, mapping, frame: int | None = None) -> "rig_space.RigMeasure":
     lengths of its mapped joint chains: what ``action_to_clip`` scales to the proxy's height.
     ``frame``: measured on that animated frame instead of the rest pose (rigmap.body_pose)."""
     bones = _mapping_bones(obj, mapping)
-    O = _np(obj.matrix_world)
+    O = rig_space.object_matrix(obj.matrix_world)
     head = _heads_at(obj, frame)
     joints = {k: O[:3, :3] @ np.array(head(obj.data.bones[bones[k]]), dtype=float) + O[:3, 3]
               for k in rigmap.HUMANOID_KEYS}
@@ -976,7 +976,7 @@ def rig_segment_lengths(obj, mapping: dict, frame: int | None = None) -> dict[st
     the neck joint.  Only what the mapping pins down: where the forearm ends (twist bones, hands)
     varies too much between rigs, so it keeps the default proportion.  ``frame``: measured on
     that animated frame instead of the rest pose (rigmap.body_pose)."""
-    O = _np(obj.matrix_world)
+    O = rig_space.object_matrix(obj.matrix_world)
     head = _heads_at(obj, frame)
 
     def joint(key):

@@ -145,3 +145,29 @@ def units_note(name: str, stature: float, simulated_height: float) -> str:
     """The warning a rig in other units gets (no scale to apply: the ratio maps positions)."""
     return (f"'{name}' is {stature:.3g} units tall (not metres): simulated as {simulated_height:.2f} m; "
             f"set Height (Fatigue panel, Body) to override")
+
+
+# World X mirrored: what takes a mirrored object's matrix (a negative determinant) back to a proper one.
+MIRROR_X = np.diag([-1.0, 1.0, 1.0, 1.0])
+
+
+def is_mirrored(matrix) -> bool:
+    """Whether an object's 4x4 world matrix mirrors (a negative scale on one or three axes)."""
+    return float(np.linalg.det(np.asarray(matrix, dtype=float)[:3, :3])) < 0.0
+
+
+def object_matrix(matrix) -> np.ndarray:
+    """The world matrix a rig is read and written under: its object's own, or, where that mirrors
+    (scale x -1), the same mirrored back across world X.  A mirror turns right-handed rotations
+    left-handed, so the bones' world rotations would be nonsense; read under the proper matrix the
+    rig is its own mirror image, a performance as physical as the one seen (the mirror is across a
+    vertical plane: gravity keeps its direction), and the take written back under the same matrix
+    plays mirrored again in the object, on the source's path."""
+    m = np.array(matrix, dtype=np.float64)
+    return MIRROR_X @ m if is_mirrored(m) else m
+
+
+def mirrored_note(name: str) -> str:
+    """The warning a mirrored armature's bake gives."""
+    return (f"'{name}' is mirrored (a negative scale): simulated as its mirror image, which the object's "
+            f"scale mirrors back")

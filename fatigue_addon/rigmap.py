@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import rigify
+from . import rig_space, rigify
 from .failure import RigMappingError
 
 HUMANOID_KEYS: tuple[str, ...] = (
@@ -253,7 +253,7 @@ class _Rig:
     tails (100x too long in some glTF files)."""
 
     def __init__(self, obj, posed: bool = False, turn=None):
-        mw = obj.matrix_world
+        mw = type(obj.matrix_world)(rig_space.object_matrix(obj.matrix_world).tolist())   # a mirror undone
         self.name = obj.name
         self.animated = False      # read on a frame of the action in place of a rest pose that is no humanoid
         self.bones: dict[str, _Bone] = {}

@@ -22,12 +22,14 @@ def mod(name):
     return importlib.import_module(f"{ADDON}.{name}")
 
 
-def walk_rig(seconds=WALK_SECONDS, fingers=False, mesh=True, fps=30, fps_base=1.0, edit=None):
+def walk_rig(seconds=WALK_SECONDS, fingers=False, mesh=True, fps=30, fps_base=1.0, edit=None, build=None):
     """Mixamo rig (FBX-style transform) walking a DeepMimic walk from frame 1, plus a tube mesh.
-    ``edit``: a function applied to the walk (a runtime Clip) before it is keyed."""
+    ``edit``: a function applied to the walk (a runtime Clip) before it is keyed.  ``build``: a
+    rigs.py builder of another animated rig to walk instead (then no mesh)."""
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = fps, fps_base
-    rig = rigs.mixamo_rig(fingers=fingers)
+    rig = rigs.mixamo_rig(fingers=fingers) if build is None else build()
+    mesh = mesh and build is None
     obj = rig.obj
     rt, rigmap, rclip, anim = (mod("fatigue_addon.retarget"), mod("fatigue_addon.rigmap"),
                                mod("runtime.motion.clip"), mod("fatigue_addon.anim"))
