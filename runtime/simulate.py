@@ -326,10 +326,11 @@ def _run(sim, ref, hold: float, out_fps: float, progress, cancel,
     while True:
         done = sim.phase >= ref.duration - 1e-9
         if done and end_time is None:
-            # A source that ran out ahead of real time (an early landing near its end left no
-            # ground to catch up on, runtime.fatigue.tempo.catch_up_pace) holds its last pose
-            # until the source's length: a take is never shorter than its source.
-            end_time = max(sim.time, ref.duration - 0.5 * sim.dt)
+            # A fresh source that ran out ahead of real time (an early landing near its end left
+            # no ground to catch up on, runtime.fatigue.tempo.catch_up_pace) holds its last pose
+            # until the source's length: a fresh take is as long as its source.  Not a tired one:
+            # holding a run's last stride made an Exhausted runner halt mid-flight and fall.
+            end_time = max(sim.time, ref.duration - 0.5 * sim.dt) if sim.fatigue is None else sim.time
         if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
             break
         if sim.time >= next_out - 1e-9:

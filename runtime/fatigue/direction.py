@@ -57,7 +57,7 @@ REACHED = 0.1           # a key missed by more than this is reported as not reac
 MAX_TIREDNESS = 0.9     # keys above this are refused: a body with nothing left cannot move
 SOLVE_FPS = 30.0        # loads are averaged over frames of this rate for the solve
 RETRY = 0.04            # a take missing a key by more than this is simulated again, aiming past it ...
-PASSES = (0.6, 0.85, 1.0)  # ... at most this many times; where each pass ends on the bake's progress bar
+PASSES = (0.9, 0.95, 1.0)  # ... at most this many times; where each pass ends on the bake's progress bar
 
 
 @dataclass(frozen=True)

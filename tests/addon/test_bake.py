@@ -240,9 +240,10 @@ def test_rebake_replaces_and_reads_the_source(registered_addon):
     obj, body, _ = walk_rig(seconds=1.0)
     source = obj.animation_data.action
     before = rigs.snapshot(source)
+    obj.fatigue_settings.preset = "Athlete"
     assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
     first = json.loads(obj.fatigue_settings.last_report)
-    tired(obj)                                  # the take is assigned now: a re-bake reads the source
+    obj.fatigue_settings.preset = "Exhausted"   # the take is assigned now: a re-bake reads the source
     assert bpy.ops.fatigue.bake_take() == {"FINISHED"}
     second = json.loads(obj.fatigue_settings.last_report)
     assert second["source"] == "walk"
