@@ -231,22 +231,22 @@ def standing_recovery(sim) -> float:
 
 
 def wants_to_kneel(sim, reason: str | None, legs_rc: float, ended: bool) -> bool:
-    """A resting body goes down on its knees (runtime.floor.kneel, where the simulator can) when
-    standing will not let its legs recover: they are below KNEEL_RC and either could not get back
-    to resume_rc on their feet (standing_recovery) or their recovery has stalled, or they are below
-    exhausted_rc and cannot hold even a rest; and a kneel still fits the performance's time (see
-    tempo.TempoRule.performance_goes_on).  Not while a closing step is under way, nor after the source
-    has ended (the take ends on the source's last pose).
+    """A resting body goes down on its knees (runtime.floor.kneel, where the simulator can) as the
+    last resort: its legs are below KNEEL_RC and could not get back to resume_rc on their feet
+    (standing_recovery), or they are below exhausted_rc and cannot hold even a rest; and a kneel
+    still fits the performance's time (see tempo.TempoRule.performance_goes_on).  Not while a
+    closing step is under way, nor after the source has ended (the take ends on the source's last
+    pose).
 
-    Why: standing holds each leg joint at a few percent of its strength, and the 3CC recovers a
-    holding muscle at R only; exhausted, that is less than standing costs.  Rests that stalled
-    ended with the legs as weak as they began, and the motion after them fell on one foot."""
+    Why: legs that give out where they stand fall; a body whose standing load is past its
+    endurance limit (runtime.fatigue.model) does not recover on its feet."""
     if not sim.can_kneel or sim.closing is not None:         # (decide_rest runs only under fatigue)
         return False
     if reason not in (None, "recovery stalled"):
         return False
-    weak = legs_rc < KNEEL_RC and (
-        reason == "recovery stalled" or standing_recovery(sim) < sim.s.resume_rc)
+    # A stalled rest alone is no reason: a directed take recovers as slowly as it was asked to
+    # tire (runtime.fatigue.direction), and its dances knelt where their legs still stood.
+    weak = legs_rc < KNEEL_RC and standing_recovery(sim) < sim.s.resume_rc
     if not (weak or legs_rc < sim.s.exhausted_rc):
         return False
     cost = KNEEL_DOWN_S + KNEEL_HOLD_S + KNEEL_UP_S

@@ -299,10 +299,12 @@ def test_every_option_of_bake_travels_through_the_farm_job(tmp_path, options):
 
 
 def test_a_rerun_whose_take_is_stopped_does_not_report_the_previous_runs_take(scenes, tmp_path):
-    """The same job run again into the same folder, its Bake task stopped by --timeout before it
-    wrote anything: the Summary read the previous run's record and called the take baked."""
+    """The same job run again into the same folder, its Bake task killed before it wrote anything
+    (a --timeout, a lost worker: here a Blender that dies at once, so the test does not hang on
+    how fast this machine bakes): the Summary read the previous run's record and called the take
+    baked."""
     bundle = tmp_path / "job"
-    made = farm_cli(scenes["shot_a"], "--frames", FRAMES, "--out", bundle, "--timeout", "0.5")
+    made = farm_cli(scenes["shot_a"], "--frames", FRAMES, "--out", bundle)
     assert made.returncode == 0, made.stderr
     out = bundle / "out"
     out.mkdir(parents=True)
@@ -310,7 +312,11 @@ def test_a_rerun_whose_take_is_stopped_does_not_report_the_previous_runs_take(sc
                                                             "out_file": str(out / "shot_a.blend"), "status": "ok"}
     (out / "shot_a.json").write_text(json.dumps({"take": previous, "started": 0.0, "ended": 1.0}))
     (out / "summary.json").write_text(json.dumps({"baked": 1}))
-    run = farm.run_local(bundle, workers=1, overrides={"BlenderExecutable": blender_command(tmp_path)})
+    killed = tmp_path / "killed_blender"          # the Bake task's Blender dies; Clean and Summary run
+    killed.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = bake ] && exit 137; done\n'
+                      f'exec "{blender_command(tmp_path)}" "$@"\n')
+    killed.chmod(0o755)
+    run = farm.run_local(bundle, workers=1, overrides={"BlenderExecutable": str(killed)})
     assert run["bake"][0]["returncode"] != 0, run["bake"][0]["output"][-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["baked"], summary["not_done"]) == (0, 1), summary
