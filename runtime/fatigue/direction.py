@@ -52,7 +52,9 @@ GRID = 28               # speed-ups tried at once per stretch, log-spaced, befor
 ENDURANCE = (1.0, 1.5, 2.25, 3.4, 5.0, 1 / 1.5, 1 / 2.25, 1 / 3.4, 1 / 5.0)
 REFINE = 12             # bisection steps on the admissible edge
 END_TOLERANCE = 0.02    # a stretch ends within this of its key ...
-PATH_TOLERANCE = 0.06   # ... and strays at most this far from the line between its keys
+PATH_TOLERANCE = 0.06   # ... and strays at most this far from the line between its keys ...
+GIVING_OUT = 0.3        # ... while no working joint falls below this capacity (or below where it began)
+WORKING = 0.02          # a joint whose mean fresh load is above this is working (tempo.LOADED)
 REACHED = 0.1           # a key missed by more than this is reported as not reached
 MAX_TIREDNESS = 0.9     # keys above this are refused: a body with nothing left cannot move
 SOLVE_FPS = 30.0        # loads are averaged over frames of this rate for the solve
@@ -178,16 +180,19 @@ class _Rollout:
         self.loads = loads
         self.weights = weights
         self.dofs = loads.shape[1]
+        self.working = loads.mean(axis=0) > WORKING
 
     def run(self, speed_ups: np.ndarray, endurance: np.ndarray, state: tuple[np.ndarray, np.ndarray], first: int,
-            last: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """Tiredness (len(speed_ups), last - first) over frames [first, last) and the final
-        (active, fatigued) states (len(speed_ups), dofs), for each pair of speed-up and endurance."""
+            last: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """Tiredness (len(speed_ups), last - first) over frames [first, last), the lowest capacity
+        of a working joint over them (len(speed_ups),) and the final (active, fatigued) states
+        (len(speed_ups), dofs), for each pair of speed-up and endurance."""
         k = len(speed_ups)
         sF = np.repeat(np.asarray(speed_ups, dtype=np.float64) * endurance, self.dofs)
         sR = np.repeat(np.asarray(speed_ups, dtype=np.float64) / endurance, self.dofs)
         model = None
         out = np.zeros((k, last - first))
+        lowest = np.ones(k)
         sched = self.schedule
         active = np.tile(state[0], k)
         fatigued = np.tile(state[1], k)
@@ -204,28 +209,39 @@ class _Rollout:
                     model.set_parameters(np.minimum(F * sF, MAX_RATE), np.minimum(R * sR, MAX_RATE), r, LD, LR)
                 current = row
             model.step(np.tile(self.loads[frame], k), 1.0 / SOLVE_FPS)
-            out[:, j] = body_tiredness(model.fatigued.reshape(k, self.dofs), self.weights)
+            spent = model.fatigued.reshape(k, self.dofs)
+            out[:, j] = body_tiredness(spent, self.weights)
+            if self.working.any():
+                np.minimum(lowest, 1.0 - spent[:, self.working].max(axis=1), out=lowest)
         if model is None:
-            return out, (active.reshape(k, self.dofs), fatigued.reshape(k, self.dofs))
-        return out, (model.active.reshape(k, self.dofs), model.fatigued.reshape(k, self.dofs))
+            return out, lowest, (active.reshape(k, self.dofs), fatigued.reshape(k, self.dofs))
+        return out, lowest, (model.active.reshape(k, self.dofs), model.fatigued.reshape(k, self.dofs))
 
 
 def _solve_stretch(roll: _Rollout, state, first: int, last: int, line: np.ndarray) -> tuple[float, float]:
     """(speed-up, endurance) for a stretch meant to follow ``line`` (the keys' tiredness at each
     of its frames): at the first ENDURANCE letting some speed-up end within END_TOLERANCE of the
-    line's end and stay within PATH_TOLERANCE of it, the largest such speed-up up to CALM (else
-    the smallest such one above it); failing the path, the pair ending in tolerance that strays
-    least; failing the end, the pair ending closest."""
+    line's end and stay within PATH_TOLERANCE of it, no working joint giving out (below
+    GIVING_OUT, or where it began if lower), the largest such speed-up up to CALM (else the
+    smallest such one above it); failing that, the pair that keeps its joints and ends in
+    tolerance straying least, then ending closest.
+
+    Why the joints: the body's tiredness is an average, and a speed-up that keeps it on the line
+    can still drain the hardest-working joint to nothing in a dance's hardest passage (samba and
+    cha-cha takes knelt in their Exhausted takes)."""
     grid = SLOWEST * repeatable.power(FASTEST / SLOWEST, np.arange(GRID) / (GRID - 1.0))
     # The keyed fitness first (it is what most keys need); the other endurances only without it.
+    floor = _floor(roll, state)
     tried, ok, score = [], [], []
     for group in (ENDURANCE[:1], ENDURANCE[1:]):
-        paths = roll.run(np.tile(grid, len(group)), np.repeat(np.asarray(group), GRID), state, first, last)[0]
+        paths, lowest, _ = roll.run(np.tile(grid, len(group)), np.repeat(np.asarray(group), GRID), state, first,
+                                    last)
         end_miss = np.abs(paths[:, -1] - line[-1]).reshape(len(group), GRID)
         stray = np.abs(paths - line).max(axis=1).reshape(len(group), GRID)
+        kept = (lowest >= floor).reshape(len(group), GRID)
         tried += list(group)
-        ok += list((end_miss <= END_TOLERANCE) & (stray <= PATH_TOLERANCE))
-        score += list(np.where(end_miss <= END_TOLERANCE, stray, 1.0 + end_miss))
+        ok += list((end_miss <= END_TOLERANCE) & (stray <= PATH_TOLERANCE) & kept)
+        score += list(np.where(end_miss <= END_TOLERANCE, stray, 1.0 + end_miss) + np.where(kept, 0.0, 2.0))
         if np.any(ok):
             break
     ok, score = np.array(ok), np.array(score)
@@ -244,12 +260,22 @@ def _solve_stretch(roll: _Rollout, state, first: int, last: int, line: np.ndarra
     lo, hi = float(repeatable.log1p(grid[i] - 1.0)), float(repeatable.log1p(grid[i + 1] - 1.0))
     for _ in range(REFINE):
         mid = 0.5 * (lo + hi)
-        path = roll.run(np.array([float(repeatable.exp(mid))]), np.array([e]), state, first, last)[0][0]
-        if abs(path[-1] - line[-1]) <= END_TOLERANCE and np.abs(path - line).max() <= PATH_TOLERANCE:
+        paths, lowest, _ = roll.run(np.array([float(repeatable.exp(mid))]), np.array([e]), state, first, last)
+        path = paths[0]
+        if (abs(path[-1] - line[-1]) <= END_TOLERANCE and np.abs(path - line).max() <= PATH_TOLERANCE
+                and lowest[0] >= floor):
             lo = mid
         else:
             hi = mid
     return float(repeatable.exp(lo)), e
+
+
+def _floor(roll: _Rollout, state) -> float:
+    """The capacity no working joint may fall below in a stretch from ``state``: GIVING_OUT, or
+    the lowest a working joint starts at when that is lower (a body asked to start spent)."""
+    if not roll.working.any():
+        return 0.0
+    return min(GIVING_OUT, float(1.0 - state[1][roll.working].max()) - 1e-9)
 
 
 def solve(keys: TirednessKeys, schedule: FatigueSchedule, loads: np.ndarray, duration: float) -> DirectedFatigue:
@@ -270,7 +296,7 @@ def solve(keys: TirednessKeys, schedule: FatigueSchedule, loads: np.ndarray, dur
         last = min(frames, max(first + 1, int(round(end_t * SOLVE_FPS))))
         target = float(keys.at(end_t))
         s, e = _solve_stretch(roll, state, first, last, keys.at((np.arange(first, last) + 1) / SOLVE_FPS))
-        path, (active, fatigued) = roll.run(np.array([s]), np.array([e]), state, first, last)
+        path, _, (active, fatigued) = roll.run(np.array([s]), np.array([e]), state, first, last)
         state = (active[0], fatigued[0])
         speed_ups.append(s)
         endurance.append(e)
