@@ -131,7 +131,14 @@ def cmd_demo(argv: list[str]) -> int:
 
 DEMO_CLIP = "jump"
 DEMO_SECONDS = 8.0
-DEMO_TIRED = {"fitness": 0.25, "time_scale": 40.0}
+DEMO_TIRED = {"preset": "Untrained"}     # fresh at the first frame, worn out by the end
+
+
+def demo_tired_request():
+    """The demo's tired take as a bake asks for it: the preset's schedule and tiredness keys."""
+    from runtime.fatigue import direction
+
+    return direction.preset_schedule(DEMO_TIRED["preset"], 30.0, DEMO_SECONDS, frames=int(4 * 30 * DEMO_SECONDS))
 
 
 def demo_take(out: Path) -> dict:
@@ -140,17 +147,14 @@ def demo_take(out: Path) -> dict:
     from runtime.motion import clip as clips
     from runtime.motion import metrics
     from runtime.body import proxy
-    from runtime.fatigue import schedule
     from runtime import simulate
 
     out.mkdir(parents=True, exist_ok=True)
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(DEMO_CLIP))
     takes = {}
     summary = {"clip": DEMO_CLIP, "seconds": DEMO_SECONDS, "tired": DEMO_TIRED, "takes": {}}
-    for label, sched in (("fresh", None),
-                         ("tired", schedule.from_fitness(DEMO_TIRED["fitness"], fps=30,
-                                                         time_scale=DEMO_TIRED["time_scale"]))):
-        take = takes[label] = simulate.simulate(clip, sched, seconds=DEMO_SECONDS, out_fps=30,
+    for label, (sched, keys) in (("fresh", (None, None)), ("tired", demo_tired_request())):
+        take = takes[label] = simulate.simulate(clip, sched, seconds=DEMO_SECONDS, out_fps=30, tiredness=keys,
                                                  progress=_progress_printer(label))
         reference = clip.repeated(take.reference_time[-1])
         summary["takes"][label] = {

@@ -137,10 +137,9 @@ def _compute(kind) -> str:
         _, name, condition, mode = kind
         return take_hash(bench.run_one(_load(name), condition, 10.0, mode))
     if kind[0] == "demo":
-        sched = None if kind[1] == "fresh" else schedule.from_fitness(
-            cli.DEMO_TIRED["fitness"], fps=30, time_scale=cli.DEMO_TIRED["time_scale"])
+        sched, keys = (None, None) if kind[1] == "fresh" else cli.demo_tired_request()
         return take_hash(simulate.simulate(_load(cli.DEMO_CLIP), sched, seconds=cli.DEMO_SECONDS, out_fps=30,
-                                           progress=lambda f: None))
+                                           tiredness=keys, progress=lambda f: None))
     if kind[0] == "exhausted":
         _, name, how = kind
         sched = (schedule.from_preset("Exhausted", fps=30.0) if how == "preset"
