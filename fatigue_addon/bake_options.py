@@ -2,11 +2,10 @@
 options): checked once, then read in place of the armature's Fatigue settings for that bake only."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..runtime.fatigue import params as fatigue_params
-from ..runtime.fatigue.direction import MAX_TIREDNESS
+from ..runtime.fatigue.direction import tiredness_problem
 from ..runtime.request import effort_economy_problem
 from .failure import BakeInputError
 
@@ -80,8 +79,9 @@ class BakeOptions:
             value = getattr(self, name)
             if value is None:
                 continue
-            if not (math.isfinite(float(value)) and 0.0 <= float(value) <= MAX_TIREDNESS):
-                raise BakeInputError(f"{name} {float(value):.6g}: give a number in [0, {MAX_TIREDNESS:g}]")
+            problem = tiredness_problem(value)
+            if problem:
+                raise BakeInputError(f"{name} {float(value):.6g}: {problem}")
             if given or out.get("preset") == "FRESH":
                 raise BakeInputError(f"{name} directs a fitness preset's fatigue: drop it, or F, R, r / Fresh")
             out[name] = float(value)

@@ -69,7 +69,7 @@ def tiredness_keys(settings, curves, frame_start: int, frame_end: int, fps: floa
     """How tired the body should be over the source range, as TirednessKeys in seconds from
     ``frame_start``: the keyed Tiredness channel's keys in the range (and its value at both ends),
     else Tired at start and Tired by the end; None when the bake is not directed."""
-    from ..runtime.fatigue.direction import MAX_TIREDNESS, TirednessKeys
+    from ..runtime.fatigue.direction import MAX_TIREDNESS, TirednessKeys, tiredness_problem
 
     if not directs(settings):
         return None
@@ -78,9 +78,8 @@ def tiredness_keys(settings, curves, frame_start: int, frame_end: int, fps: floa
     if fc is None or not len(fc.keyframe_points):
         start, end = float(settings.tiredness_start), float(settings.tiredness_end)
         for label, value in (("Tired at start", start), ("Tired by the end", end)):
-            if not (math.isfinite(value) and 0.0 <= value <= MAX_TIREDNESS):
-                raise BakeInputError(f"{label} is {value!r}: set 0 (fresh) to {MAX_TIREDNESS:g} (spent) in the "
-                                     "Fatigue panel")
+            if tiredness_problem(value):
+                raise BakeInputError(f"{label} is {value!r}: {tiredness_problem(value)} in the Fatigue panel")
         return TirednessKeys.start_end(start, end, duration)
     inside = sorted({float(k.co[0]) for k in fc.keyframe_points if frame_start < k.co[0] < frame_end})
     frames = np.array([float(frame_start), *inside, float(frame_end)])

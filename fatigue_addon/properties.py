@@ -21,8 +21,6 @@ _PRESET_ITEMS.append(("FRESH", "Fresh (no fatigue)",
 def _apply_preset(settings, _context):
     """Choosing a preset sets fitness, time scale, starting fatigue and how tired the body is
     meant to be (all still editable)."""
-    if settings.preset == "CUSTOM":
-        settings.direct_tiredness = False
     if settings.preset in ("CUSTOM", "FRESH"):
         return
     p = fatigue_params.preset(settings.preset)

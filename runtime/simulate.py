@@ -245,18 +245,19 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
         take = take_under(direction.schedule, _scaled(progress, began, end))
         got = directing.reached(take.fatigue["MF"], take.reference_time, direction)
         judged = directing.asking(direction, asked)
-        if best is None or directing.miss(judged, got) < directing.miss(*best[1:]):
-            best = (take, judged, got)
+        missed = directing.miss(judged, got)
+        if best is None or missed < best[0]:
+            best = (missed, take, judged, got)
         tried.append((direction.asked, got))
         aims = directing.next_aims(asked, tried)
-        if directing.miss(judged, got) <= directing.RETRY or aims is None or end == directing.PASSES[-1]:
+        if missed <= directing.RETRY or aims is None or end == directing.PASSES[-1]:
             break
         # The tired body moves less (or more) than the fresh one the solve read its loads from.
         direction = directing.solve(directing.aimed(direction, aims), schedule, loads, source.duration)
         began = end
     if progress is not None:
         progress(1.0)
-    take, direction, got = best
+    _, take, direction, got = best
     _report_direction(take, direction, got)
     return take
 
@@ -286,11 +287,11 @@ def _report_direction(take: Take, direction: directing.DirectedFatigue, reached:
     mf = take.fatigue["MF"]
     w = direction.work_weights
     stats = take.stats
-    stats["tiredness_start"] = float(mf[0] @ w)
+    stats["tiredness_start"] = float(directing.body_tiredness(mf[0], w))
     stats["tiredness_start_asked"] = direction.starting_fatigue
     stats["tiredness_end"] = reached[-1]
     stats["tiredness_end_asked"] = direction.asked[-1]
-    stats["tiredness_peak"] = float((mf @ w).max())
+    stats["tiredness_peak"] = float(directing.body_tiredness(mf, w).max())
     stats["speed_up"] = direction.speed_ups[0]
     for part, value in directing.part_tiredness(mf[-1], w).items():
         stats[f"tiredness_end_{part}"] = value

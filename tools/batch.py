@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))      # runtime/ (numpy only)
 sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime.fatigue import params as fatigue_params  # noqa: E402
-from runtime.fatigue.direction import MAX_TIREDNESS  # noqa: E402
+from runtime.fatigue.direction import tiredness_problem  # noqa: E402
 from runtime.fatigue.effort import MAX_EFFORT_ECONOMY  # noqa: E402
 from runtime.motion.take import tempo_phrase  # noqa: E402
 from runtime.request import source_frames_problem  # noqa: E402
@@ -176,8 +176,8 @@ def _tiredness(value: str | None, args) -> dict:
     except ValueError:
         raise UsageError(f"--tiredness {value}: give two numbers, START,END (e.g. 0,0.4)") from None
     for v in (start, end):
-        if not (math.isfinite(v) and 0.0 <= v <= MAX_TIREDNESS):
-            raise UsageError(f"--tiredness {value}: each must be from 0 (fresh) to {MAX_TIREDNESS:g} (spent)")
+        if tiredness_problem(v):
+            raise UsageError(f"--tiredness {value}: for each, {tiredness_problem(v)}")
     if args.F is not None or (args.preset or "").lower() == "fresh" or args.time_scale is not None:
         raise UsageError("--tiredness directs a preset's fatigue: drop --F --R --r, --time-scale or --preset Fresh")
     return {"tiredness_start": start, "tiredness_end": end}

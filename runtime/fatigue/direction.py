@@ -30,6 +30,7 @@ freezing its fatigue.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -39,7 +40,7 @@ from ..errors import FatigueParameterError
 from . import params as fatigue_params
 from ..maths import repeatable
 from .model import MAX_RATE, ThreeCompartmentModel
-from .schedule import FatigueSchedule, from_fitness
+from .schedule import FatigueSchedule, from_preset
 
 SLOWEST = 0.05          # speed-up range searched: 0.05x (fatigue all but frozen) ...
 FASTEST = 100.0         # ... to 100x real time, only where a key needs it:
@@ -62,6 +63,18 @@ RETRY = 0.04            # a take missing a key by more than this is simulated ag
 PASSES = (0.9, 0.95, 1.0)  # ... at most this many times; where each pass ends on the bake's progress bar
 
 
+def tiredness_problem(value) -> str | None:
+    """None when ``value`` is a tiredness a take can be asked for; else what to give (every entry
+    point, the panel, the operator and ./fatigue bake, refuses the same values)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if math.isfinite(v) and 0.0 <= v <= MAX_TIREDNESS:
+        return None
+    return f"give a number from 0 (fresh) to {MAX_TIREDNESS:g} (spent)"
+
+
 @dataclass(frozen=True)
 class TirednessKeys:
     """How tired the body should be: ``values`` (0 fresh .. 1 spent) at ``times`` (seconds of
@@ -78,9 +91,9 @@ class TirednessKeys:
             raise FatigueParameterError("tiredness keys must be numbers")
         if (np.diff(t) <= 0).any():
             raise FatigueParameterError("tiredness keys must be at increasing times")
-        if ((v < 0) | (v > MAX_TIREDNESS)).any():
-            bad = float(v[(v < 0) | (v > MAX_TIREDNESS)][0])
-            raise FatigueParameterError(f"tiredness {bad:g}: use 0 (fresh) to {MAX_TIREDNESS:g} (spent)")
+        for value in v.tolist():
+            if tiredness_problem(value):
+                raise FatigueParameterError(f"tiredness {value:g}: {tiredness_problem(value)}")
 
     @classmethod
     def start_end(cls, start: float, end: float, duration: float) -> "TirednessKeys":
@@ -331,7 +344,7 @@ def reached(fatigued: np.ndarray, reference_time: np.ndarray, direction: Directe
     out = []
     for t in direction.stretch_ends:
         i = int(np.searchsorted(reference_time, min(t, reference_time[-1]) - 1e-9))
-        out.append(float(fatigued[min(i, len(fatigued) - 1)] @ direction.work_weights))
+        out.append(float(body_tiredness(fatigued[min(i, len(fatigued) - 1)], direction.work_weights)))
     return tuple(out)
 
 
@@ -374,7 +387,7 @@ def preset_schedule(name: str, fps: float, duration: float, frames: int = 1
     """A fitness preset as a take asks for it: its schedule and, for a preset that directs how
     tired the body is (params.FitnessPreset.tiredness), its keys over ``duration`` source seconds."""
     p = fatigue_params.preset(name)
-    sched = from_fitness(p.fitness, fps, p.time_scale, p.initial_fatigue, frames=frames)
+    sched = from_preset(name, fps, frames)
     if p.tiredness is None:
         return sched, None
     return sched, TirednessKeys.start_end(p.tiredness[0], p.tiredness[1], duration)

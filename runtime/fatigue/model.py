@@ -215,9 +215,10 @@ class ThreeCompartmentModel:
         feasible_low = self._floor * active
         feasible_high = np.minimum(kept + self._hLD * resting, 1.0)
         new_active = np.minimum(np.maximum(demand, feasible_low), feasible_high)
-        # r*R at rest, within the endurance limit and while relaxing, R while holding or recruiting.  (The torque bound's
-        # "MA >= TL" rule means the same there: its MA settles just below a held target; here
-        # the clip delivers the target exactly, so ">=" would grant r*R during every hold.)
+        # r*R at rest, within the endurance limit and while relaxing, R while holding or
+        # recruiting.  (The torque bound's "MA >= TL" rule means the same there: its MA settles
+        # just below a held target; here the clip delivers the target exactly, so ">=" would
+        # grant r*R during every hold.)
         resting_or_relaxing = (demand < active) | (demand <= self.endurance_limit)
         recovery_flow = np.where(resting_or_relaxing, self._hrR, self._hR) * fatigued
         self.fatigued = fatigued + self._hF * active - recovery_flow
