@@ -37,8 +37,10 @@ sys.path.insert(0, str(ROOT / "tools"))
 import batch  # noqa: E402
 import corpus_import  # noqa: E402
 import effectors  # noqa: E402
+from runtime.fatigue import params as fatigue_params  # noqa: E402
 
-CONDITIONS = {"fresh": "Fresh", "average": "Average", "exhausted": "Exhausted"}
+CONDITIONS = {"fresh": "Fresh", "average": "Average", "exhausted": "Exhausted"}   # what a run bakes unless told
+PRESETS = {"fresh": "Fresh", **{name.lower(): name for name in fatigue_params.PRESETS}}   # what --conditions may name
 REPORT_HEIGHT = effectors.REPORT_HEIGHT     # errors are reported in metres for a body this tall
 ROUND_TRIP_SAMPLES = 24
 
@@ -115,7 +117,7 @@ def bake_one(obj, action, condition: str, start: int, end: int, engine: str | No
     from fatigued_takes.runtime.motion import metrics, pose_error
 
     anim.assign_action(obj, action)
-    options = BakeOptions(preset=CONDITIONS[condition], frame_start=start, frame_end=end, engine=engine,
+    options = BakeOptions(preset=PRESETS[condition], frame_start=start, frame_end=end, engine=engine,
                                mode=mode)
     t0 = time.perf_counter()
     job = bake.prepare(bpy.context, obj, options=options)
@@ -321,7 +323,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="./fatigue corpus", description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="write the full report here")
     ap.add_argument("--files", help="comma-separated parts of corpus paths to run (default: all)")
-    ap.add_argument("--conditions", default=",".join(CONDITIONS), help="fresh,average,exhausted")
+    ap.add_argument("--conditions", default=",".join(CONDITIONS),
+                    help=f"comma-separated presets (default {','.join(CONDITIONS)}; any of {','.join(PRESETS)})")
     ap.add_argument("--seconds", type=float, help="bake only the first S seconds of each action")
     ap.add_argument("--bvh-import", choices=("default", "update", "both"), default="both",
                     help="BVH: importer defaults, 'Update Scene FPS/Duration' ticked, or both")
@@ -337,9 +340,9 @@ def main(argv: list[str]) -> int:
                          "here (default: a new temporary folder)")
     a = ap.parse_args(argv)
     conditions = [c for c in a.conditions.split(",") if c]
-    bad = [c for c in conditions if c not in CONDITIONS]
+    bad = [c for c in conditions if c not in PRESETS]
     if bad:
-        print(f"fatigue corpus: unknown condition {bad[0]!r}: use {', '.join(CONDITIONS)}", file=sys.stderr)
+        print(f"fatigue corpus: unknown condition {bad[0]!r}: use {', '.join(PRESETS)}", file=sys.stderr)
         return 2
     problem = None if a.json is None else batch.writable_problem(a.json)
     if problem:

@@ -54,7 +54,11 @@ ENDURANCE = (1.0, 1.5, 2.25, 3.4, 5.0, 1 / 1.5, 1 / 2.25, 1 / 3.4, 1 / 5.0)
 REFINE = 12             # bisection steps on the admissible edge
 END_TOLERANCE = 0.02    # a stretch ends within this of its key ...
 PATH_TOLERANCE = 0.06   # ... and strays at most this far from the line between its keys ...
-GIVING_OUT = 0.3        # ... while no working joint falls below this capacity (or below where it began)
+GIVING_OUT = 0.3        # ... while no working joint falls below this capacity ...
+EFFORT_CAP = 0.65       # ... nor below what its load needs to be at most this share of what it has left
+                        # (tempo's rest at 0.85, less the margin tired loads take above fresh ones) ...
+BEGAN_SLACK = 0.03      # ... or, where its load asks more than where it began, at most this far below that
+LOAD_MEMORY = 0.5       # s: a joint's load is judged averaged over about this long (the simulator's load_avg)
 WORKING = 0.02          # a joint whose mean fresh load is above this is working (tempo.LOADED)
 REACHED = 0.1           # a key missed by more than this is reported as not reached
 MAX_TIREDNESS = 0.9     # keys above this are refused: a body with nothing left cannot move
@@ -184,6 +188,25 @@ def frame_loads(phase: np.ndarray, loads: np.ndarray, duration: float, period: f
     return np.minimum(out, 1.0)
 
 
+def needed_capacity(loads: np.ndarray) -> np.ndarray:
+    """(frames, dofs) the capacity each working joint needs at each frame to carry the motion
+    without a rest: GIVING_OUT, or its load (averaged over LOAD_MEMORY, as the simulator judges
+    it) over EFFORT_CAP; 0 for joints that do not work.
+
+    Why the load: the tempo rule rests when the motion asks nearly all a joint has left, so a
+    joint the solve let drain to GIVING_OUT under a heavy load (an old man's crouched knee, a
+    forward-held head) made an exhausted walk stop twice in 8 s."""
+    loads = np.asarray(loads, dtype=np.float64)
+    blend = min(1.0, 1.0 / (SOLVE_FPS * LOAD_MEMORY))
+    held = np.empty_like(loads)
+    avg = np.zeros(loads.shape[1])
+    for k in range(loads.shape[0]):
+        avg += (loads[k] - avg) * blend
+        held[k] = avg
+    working = loads.mean(axis=0) > WORKING
+    return np.where(working, np.maximum(GIVING_OUT, held / EFFORT_CAP), 0.0)
+
+
 class _Rollout:
     """The 3CC over the frame loads for several speed-ups at once (one actuator per DoF and
     speed-up), from one state."""
@@ -194,18 +217,21 @@ class _Rollout:
         self.weights = weights
         self.dofs = loads.shape[1]
         self.working = loads.mean(axis=0) > WORKING
+        self.needed = needed_capacity(loads)
 
     def run(self, speed_ups: np.ndarray, endurance: np.ndarray, state: tuple[np.ndarray, np.ndarray], first: int,
             last: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """Tiredness (len(speed_ups), last - first) over frames [first, last), the lowest capacity
-        of a working joint over them (len(speed_ups),) and the final (active, fatigued) states
-        (len(speed_ups), dofs), for each pair of speed-up and endurance."""
+        """Tiredness (len(speed_ups), last - first) over frames [first, last), the most a working
+        joint falls short of the capacity it needs over them (len(speed_ups),; <= 0: none falls
+        short; see needed_capacity, never above BEGAN_SLACK below where it began) and the final
+        (active, fatigued) states (len(speed_ups), dofs), for each pair of speed-up and endurance."""
         k = len(speed_ups)
         sF = np.repeat(np.asarray(speed_ups, dtype=np.float64) * endurance, self.dofs)
         sR = np.repeat(np.asarray(speed_ups, dtype=np.float64) / endurance, self.dofs)
         model = None
         out = np.zeros((k, last - first))
-        lowest = np.ones(k)
+        short = np.full(k, -np.inf)
+        began = 1.0 - np.asarray(state[1], dtype=np.float64) - BEGAN_SLACK
         sched = self.schedule
         active = np.tile(state[0], k)
         fatigued = np.tile(state[1], k)
@@ -225,36 +251,38 @@ class _Rollout:
             spent = model.fatigued.reshape(k, self.dofs)
             out[:, j] = body_tiredness(spent, self.weights)
             if self.working.any():
-                np.minimum(lowest, 1.0 - spent[:, self.working].max(axis=1), out=lowest)
+                need = np.minimum(self.needed[frame], began)[self.working]
+                np.maximum(short, (need - (1.0 - spent[:, self.working])).max(axis=1), out=short)
         if model is None:
-            return out, lowest, (active.reshape(k, self.dofs), fatigued.reshape(k, self.dofs))
-        return out, lowest, (model.active.reshape(k, self.dofs), model.fatigued.reshape(k, self.dofs))
+            return out, short, (active.reshape(k, self.dofs), fatigued.reshape(k, self.dofs))
+        return out, short, (model.active.reshape(k, self.dofs), model.fatigued.reshape(k, self.dofs))
 
 
 def _solve_stretch(roll: _Rollout, state, first: int, last: int, line: np.ndarray) -> tuple[float, float]:
     """(speed-up, endurance) for a stretch meant to follow ``line`` (the keys' tiredness at each
     of its frames): at the first ENDURANCE letting some speed-up end within END_TOLERANCE of the
-    line's end and stay within PATH_TOLERANCE of it, no working joint giving out (below
-    GIVING_OUT, or where it began if lower), the largest such speed-up up to CALM (else the
-    smallest such one above it); failing that, the pair that keeps its joints and ends in
-    tolerance straying least, then ending closest.
+    line's end and stay within PATH_TOLERANCE of it, no working joint short of the capacity its
+    load needs (_Rollout.run), the largest such speed-up up to CALM (else the smallest such one
+    above it); failing that, the pair whose joints fall least short, then that ends in tolerance
+    straying least, then ending closest.
 
     Why the joints: the body's tiredness is an average, and a speed-up that keeps it on the line
     can still drain the hardest-working joint to nothing in a dance's hardest passage (samba and
     cha-cha takes knelt in their Exhausted takes)."""
     grid = SLOWEST * repeatable.power(FASTEST / SLOWEST, np.arange(GRID) / (GRID - 1.0))
     # The keyed fitness first (it is what most keys need); the other endurances only without it.
-    floor = _floor(roll, state)
     tried, ok, score = [], [], []
     for group in (ENDURANCE[:1], ENDURANCE[1:]):
-        paths, lowest, _ = roll.run(np.tile(grid, len(group)), np.repeat(np.asarray(group), GRID), state, first,
-                                    last)
+        paths, short, _ = roll.run(np.tile(grid, len(group)), np.repeat(np.asarray(group), GRID), state, first,
+                                   last)
         end_miss = np.abs(paths[:, -1] - line[-1]).reshape(len(group), GRID)
         stray = np.abs(paths - line).max(axis=1).reshape(len(group), GRID)
-        kept = (lowest >= floor).reshape(len(group), GRID)
+        short = short.reshape(len(group), GRID)
+        kept = short <= 0.0
         tried += list(group)
         ok += list((end_miss <= END_TOLERANCE) & (stray <= PATH_TOLERANCE) & kept)
-        score += list(np.where(end_miss <= END_TOLERANCE, stray, 1.0 + end_miss) + np.where(kept, 0.0, 2.0))
+        score += list(np.where(end_miss <= END_TOLERANCE, stray, 1.0 + end_miss)
+                      + np.where(kept, 0.0, 2.0 + 10.0 * np.maximum(short, 0.0)))
         if np.any(ok):
             break
     ok, score = np.array(ok), np.array(score)
@@ -273,22 +301,14 @@ def _solve_stretch(roll: _Rollout, state, first: int, last: int, line: np.ndarra
     lo, hi = float(repeatable.log1p(grid[i] - 1.0)), float(repeatable.log1p(grid[i + 1] - 1.0))
     for _ in range(REFINE):
         mid = 0.5 * (lo + hi)
-        paths, lowest, _ = roll.run(np.array([float(repeatable.exp(mid))]), np.array([e]), state, first, last)
+        paths, short, _ = roll.run(np.array([float(repeatable.exp(mid))]), np.array([e]), state, first, last)
         path = paths[0]
         if (abs(path[-1] - line[-1]) <= END_TOLERANCE and np.abs(path - line).max() <= PATH_TOLERANCE
-                and lowest[0] >= floor):
+                and short[0] <= 0.0):
             lo = mid
         else:
             hi = mid
     return float(repeatable.exp(lo)), e
-
-
-def _floor(roll: _Rollout, state) -> float:
-    """The capacity no working joint may fall below in a stretch from ``state``: GIVING_OUT, or
-    the lowest a working joint starts at when that is lower (a body asked to start spent)."""
-    if not roll.working.any():
-        return 0.0
-    return min(GIVING_OUT, float(1.0 - state[1][roll.working].max()) - 1e-9)
 
 
 def solve(keys: TirednessKeys, schedule: FatigueSchedule, loads: np.ndarray, duration: float) -> DirectedFatigue:

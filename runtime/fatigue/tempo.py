@@ -25,7 +25,8 @@ LAST_RESORT_STRETCH = 2.8 # ... or, where its legs give out (below exhausted_rc)
 REST_ALLOWANCE = 0.5      # s: the shortest rest worth taking, when judging whether one still fits
 EFFORT_MEMORY = 1.0       # s: the relative effort judged is its recent peak, over about a stride
 TEMPO_EASE = 1.0          # s: the tempo eases towards the effort's over about this long
-LAUNCH_LEAD = 1.5         # s of source: tired legs with a take-off this soon stand and gather first
+LAUNCH_LEAD = 1.5         # s of source: tired legs with a take-off this soon stand and gather first ...
+LAUNCH_FLIGHT = 0.2       # ... into a flight at least this long (a jump; not a dance's foot-switch nor a run's stride)
 LOADED = 0.02             # a joint whose load (share of strength) is above this is carrying the motion
 CATCH_UP = 0.1            # a clock ahead of real time (an early landing) plays at most this share slower on the ground until it is back
 

@@ -119,14 +119,25 @@ class Reference:
         i, a = self.index(phase)
         return float(table[i + (1 if a > 0 else 0)])
 
-    def next_takeoff(self, phase: float, within: float) -> float | None:
-        """Phase at which the next flight (neither foot down) begins, if within ``within`` s of
-        ``phase``; None if none does."""
+    def next_takeoff(self, phase: float, within: float, flight: float = 0.0) -> float | None:
+        """Phase at which the next flight (neither foot down) of at least ``flight`` s begins, if
+        within ``within`` s of ``phase``; None if none does."""
         i, _ = self.index(phase)
         air = ~self.contact.any(axis=1)
         stop = min(len(air), i + 1 + int(math.ceil(within * self.clip.fps)))
-        later = np.flatnonzero(air[i:stop])
-        return None if later.size == 0 else (i + later[0]) / self.clip.fps
+        least = max(1, int(math.ceil(flight * self.clip.fps - 1e-9)))
+        for k in np.flatnonzero(air[i:stop]):
+            begin = i + int(k)
+            if begin > i and air[begin - 1]:
+                continue                    # the rest of a flight already judged
+            first, end = begin, begin
+            while first > 0 and air[first - 1]:
+                first -= 1
+            while end < len(air) and air[end]:
+                end += 1
+            if end - first >= least:
+                return begin / self.clip.fps
+        return None
 
     def next_contact_start(self, side: int, phase: float) -> float | None:
         """Phase at which the foot's next reference stance begins (None if never)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..maths.ease import smoothstep
-from ..fatigue.tempo import LAUNCH_LEAD, LOADED, relative_effort
+from ..fatigue.tempo import LAUNCH_FLIGHT, LAUNCH_LEAD, LOADED, relative_effort
 from ..maths.rotation import quat_matrix
 from ..reference.legs import flatten_foot, stance_leg_rows
 from ..reference.rigid_body import GRAVITY, kin_scale
@@ -325,10 +325,10 @@ def decide_rest(sim) -> None:
     # on cannot rise from it either, and a tired jump that rested there sank to the floor.)
     tall = sim.p[2] - sim.ref.floor >= REST_CROUCH * sim.ref.standing_com
     restful = exhausted or (tall and (waited or bool(sim.ref.restful[frame])))
-    # Legs this tired and working this hard before a take-off stand and gather first (once per
+    # Legs this tired and working this hard before a jump (LAUNCH_FLIGHT) stand and gather first (once per
     # take-off): a push-off asks for more than the legs' average load shows, and a tired jump
     # that went on crouched, sank and fell.
-    takeoff = sim.ref.next_takeoff(sim.phase, LAUNCH_LEAD)
+    takeoff = sim.ref.next_takeoff(sim.phase, LAUNCH_LEAD, LAUNCH_FLIGHT)
     gather = (takeoff is not None and takeoff != sim.gathered_for and rc_eff < s.resume_rc
               and rule.effort >= s.resume_effort and tall and bool(sim.ref.restful[frame])
               and planted and allowed)

@@ -70,6 +70,48 @@ def test_solve_reaches_rising_and_flat_keys():
     assert ratio == pytest.approx(np.full(sched.dofs, flat.speed_ups[0] * flat.endurance[0]))
 
 
+def _lowest_capacity(d: direction.DirectedFatigue, loads: np.ndarray) -> np.ndarray:
+    """Each DoF's lowest residual capacity over the solved schedule's rollout on ``loads``."""
+    s = d.schedule
+    model = ThreeCompartmentModel(s.dofs, s.F[0], s.R[0], s.r[0], s.LD[0], s.LR[0])
+    model.reset(fatigued=s.initial_fatigue)
+    lowest = np.ones(s.dofs)
+    for row in loads:
+        model.step(row, 1.0 / direction.SOLVE_FPS)
+        np.minimum(lowest, model.residual_capacity, out=lowest)
+    return lowest
+
+
+def test_a_joint_under_a_heavy_load_keeps_what_the_load_needs():
+    """Exhausted (half spent from the first frame to the last) on a motion where one joint holds
+    a third of its strength and the rest a tenth: the solve keeps that joint where its load is at
+    most EFFORT_CAP of what it has left (else the tempo rule rests), though the body's average
+    would allow a faster drain."""
+    sched, loads = _flat(0.1)
+    heavy = 9
+    loads[:, heavy] = 0.3
+    d = direction.solve(direction.TirednessKeys.start_end(0.5, 0.5, 10.0), sched, loads, 10.0)
+    need = 0.3 / direction.EFFORT_CAP
+    assert need < 0.5
+    assert _lowest_capacity(d, loads)[heavy] >= need - 1e-6
+    assert d.predicted[-1] == pytest.approx(0.5, abs=direction.END_TOLERANCE + 1e-9)
+    # A load asking more than the joint began with holds it where it began, give or take BEGAN_SLACK.
+    loads[:, heavy] = 0.45
+    d = direction.solve(direction.TirednessKeys.start_end(0.5, 0.5, 10.0), sched, loads, 10.0)
+    assert _lowest_capacity(d, loads)[heavy] >= 0.5 - direction.BEGAN_SLACK - 1e-6
+
+
+def test_needed_capacity_follows_the_held_load():
+    loads = np.zeros((60, 3))
+    loads[:, 0] = 0.05
+    loads[30:, 1] = 0.6                       # a joint that starts working half way
+    need = direction.needed_capacity(loads)
+    assert (need[:, 0] == direction.GIVING_OUT).all()
+    assert need[29, 1] == direction.GIVING_OUT and need[-1, 1] > 0.6 / direction.EFFORT_CAP * 0.6
+    assert (np.diff(need[30:, 1]) >= 0).all()          # the held load rises over LOAD_MEMORY
+    assert (need[:, 2] == 0.0).all()                    # an idle joint needs nothing
+
+
 def test_a_motion_without_work_cannot_be_tired():
     sched, loads = _flat(0.0)
     d = direction.solve(direction.TirednessKeys.start_end(0.0, 0.5, 10.0), sched, loads, 10.0)

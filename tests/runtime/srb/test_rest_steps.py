@@ -3,13 +3,15 @@ stepped: where a resting body stands, how high, how a free foot is carried, and 
 begins and ends."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from runtime.motion import clip as C
 from runtime.engines import chooser
 from runtime.srb import rest_steps, simulator as srb
-from runtime.fatigue import schedule
+from runtime.fatigue import schedule, tempo
 from runtime.reference.rigid_body import body_from_proxy
 from runtime.maths.ease import smoothstep
 from runtime.reference.reference import build_reference
@@ -96,3 +98,19 @@ def test_exhausted_legs_rest_where_both_feet_are_down_and_fresh_ones_walk_on(wal
         assert sim.resting == rests
         assert [e.kind for e in sim.events] == (["rest"] if rests else [])
         assert sim.tempo == 1.0 if not rests else sim.tempo < 1.0      # slowing, eased
+
+
+def test_a_take_off_to_gather_for_is_a_jump_not_a_foot_switch(walk_ref):
+    """Reference.next_takeoff with a shortest flight: a one-frame gap between a dancer's steps is
+    skipped, a jump's flight found (tired legs gather only before that, tempo.LAUNCH_FLIGHT)."""
+    ref, _ = walk_ref
+    contact = np.ones_like(ref.contact)
+    fps = ref.clip.fps
+    jump = int(round(0.5 * fps))
+    contact[5] = False                                       # a foot-switch with both feet up
+    contact[jump:jump + int(round(0.3 * fps))] = False        # a jump
+    r = dataclasses.replace(ref, contact=contact)
+    assert r.next_takeoff(0.0, 1.5) == pytest.approx(5 / fps)
+    assert r.next_takeoff(0.0, 1.5, tempo.LAUNCH_FLIGHT) == pytest.approx(jump / fps)
+    assert r.next_takeoff((jump + 1) / fps, 1.5, tempo.LAUNCH_FLIGHT) == pytest.approx((jump + 1) / fps)
+    assert r.next_takeoff(0.0, 0.3, tempo.LAUNCH_FLIGHT) is None
