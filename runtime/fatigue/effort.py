@@ -26,9 +26,9 @@ MAX_UPRIGHT_GIVE = 0.25    # rad: ... a trunk or neck carrying what is above it 
 UPRIGHT_JOINTS = ("chest", "neck")
 MAX_HEAD_DROOP = 0.35      # rad (about 20 deg): how far a tired neck lets the head drop toward the chest
 HEAD_DROOPS = -1.0         # the sign of the neck's flexion (chin down) about its lateral (z) axis
-KNEE_LEAN = math.radians(8.0)   # how far the trunk leans forward over exhausted knees ...
-KNEE_LEAN_FROM = 0.8       # ... starting once the weaker knee has this much capacity left ...
-KNEE_LEAN_FULL = 0.2       # ... all of it at this much
+TIRED_LEAN = math.radians(8.0)  # how far the trunk leans forward over exhausted legs ...
+TIRED_LEAN_FROM = 0.8      # ... starting once their weakest working joint has this much capacity left ...
+TIRED_LEAN_FULL = 0.2      # ... all of it at this much
 KNEE_BENDS = -1.0          # the sign of a knee's hinge angle as it bends (the proxy's knees, like DeepMimic's)
 
 
@@ -63,15 +63,17 @@ def within_caps(give: np.ndarray, joints) -> np.ndarray:
     return give
 
 
-def knee_lean(knee_rc: float) -> float:
-    """How far (rad) the trunk leans forward, beyond the source, over knees with ``knee_rc`` of
-    their capacity left (the weaker knee's).
+def tired_lean(legs_rc: float) -> float:
+    """How far (rad) the trunk leans forward, beyond the source, over legs whose weakest working
+    joint has ``legs_rc`` of its capacity left.
 
-    Why: leaning the trunk forward brings the centre of mass over the feet earlier in each
-    stance and hands load from the knee extensors to the hips' (Hart et al. 2009, Koblbauer et
-    al. 2014, Apte et al. 2021: tired runners and walkers flex the trunk more).  A rule scaled by
-    the knees' fatigue; nothing while they have KNEE_LEAN_FROM or more left."""
-    return KNEE_LEAN * smoothstep((KNEE_LEAN_FROM - knee_rc) / (KNEE_LEAN_FROM - KNEE_LEAN_FULL))
+    Why: tired runners and walkers flex the trunk more (Hart et al. 2009, Koblbauer et al. 2014,
+    Apte et al. 2021), whichever leg muscles tired; leaning also brings the centre of mass over
+    the feet earlier in each stance and hands load from the knee extensors to the hips'.  Read
+    on the weakest working leg joint as the tempo reads the legs: read on the knees alone, a
+    tired walk (its ankles at 0.55, knees at 0.7) stood upright.  Nothing while the legs have
+    TIRED_LEAN_FROM or more left."""
+    return TIRED_LEAN * smoothstep((TIRED_LEAN_FROM - legs_rc) / (TIRED_LEAN_FROM - TIRED_LEAN_FULL))
 
 
 def lean_trunk(joints: np.ndarray, slots: list[int], lean: float) -> np.ndarray:

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..body import proxy
-from ..fatigue.effort import KneeSag, knee_lean, lean_trunk, leg_effort, LimbGive, yielding_strength
-from ..fatigue.tempo import catch_up_pace, flight_rate, single_support_rate, TempoRule
+from ..fatigue.effort import KneeSag, lean_trunk, leg_effort, LimbGive, tired_lean, yielding_strength
+from ..fatigue.tempo import catch_up_pace, flight_rate, LOADED, single_support_rate, TempoRule
 from ..maths import quat
 from ..maths.rotation import cross, cross_rows, matrix_to_quat, quat_matrix
 from ..motion.take import Event
@@ -527,7 +527,9 @@ class SrbSimulator:
             give = self.limb_give.yields(self.s.effort_economy, capacity, self.body.tau_max_inv[self.limbs.dofs],
                                          self.dt)
             bend = self.posture.update(self.resting, float(capacity[self._arm_dofs].min()))
-            lean = knee_lean(float(residual[self._knee_dofs].min()))
+            legs = self.leg_dofs
+            working = self.load_avg[legs] > LOADED
+            lean = tired_lean(float(residual[legs][working].min() if working.any() else residual[self._knee_dofs].min()))
             if lean > 0.0:
                 targets = lean_trunk(targets, self.limbs.joint_slots, lean)
         self._hinge = 0.0

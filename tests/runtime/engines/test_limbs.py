@@ -175,7 +175,7 @@ def test_a_tired_dancers_head_sags_without_whipping(tired_dance):
     """The yield follows the smoothed load; through a fast dance it swung with the motion and
     whipped a tired head 41 deg in one frame (13 without the economy), the whipping itself
     draining the neck to RC 0.13 (0.52 without).  The yield now changes at the pace of fatigue.
-    (The trunk's lean over tired knees, effort.knee_lean, holds the head a little further out:
+    (The trunk's lean over tired legs, effort.tired_lean, holds the head a little further out:
     0.38 with it, 0.42 without.)"""
     _, take = tired_dance
     neck = [j.name for j in proxy.DEFAULT_JOINTS].index("neck")

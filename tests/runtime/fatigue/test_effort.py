@@ -119,8 +119,8 @@ def test_the_setup_chain_says_what_holds_the_body_up():
 
 
 def test_the_trunk_leans_over_tired_knees_and_the_head_keeps_its_bearing():
-    assert effort.knee_lean(1.0) == 0.0 and effort.knee_lean(effort.KNEE_LEAN_FROM) == 0.0
-    assert 0.0 < effort.knee_lean(0.5) < effort.knee_lean(0.2) == pytest.approx(effort.KNEE_LEAN)
+    assert effort.tired_lean(1.0) == 0.0 and effort.tired_lean(effort.TIRED_LEAN_FROM) == 0.0
+    assert 0.0 < effort.tired_lean(0.5) < effort.tired_lean(0.2) == pytest.approx(effort.TIRED_LEAN)
     from runtime.engines import limbs
 
     joints = np.tile([0.0, 0.0, 0.0, 1.0], (len(proxy.DEFAULT_JOINTS), 1))
