@@ -283,7 +283,7 @@ def test_exhausted_takes_kneels_and_rests_play_as_simulated(rigified):
         tired = rigify_takes.bake_measured(rig, rigify_takes.walk_source(rig), "Exhausted")
         bpy.ops.wm.read_factory_settings(use_empty=True)
         rig = rigify_takes.generate()
-        source = rigify_takes.walk_source(rig, seconds=8.0, ik_limbs=())
+        source = rigify_takes.walk_source(rig, seconds=rigify_versions.KNEEL_SECONDS, ik_limbs=())
         standing = rigify_takes.world_heads(rig, ["DEF-spine"], [1])[0, 0, 2]
         kneel = rigify_takes.bake_measured(rig, source, None, settings=rigify_versions.KNEEL)
         r = kneel["report"]
