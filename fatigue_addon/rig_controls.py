@@ -321,6 +321,11 @@ def _solve(obj, mapping: dict, plan: RigifyControls, wanted: dict, frames: np.nd
     values = {c: [] for c in [c for c, _ in movers] + list(plan.tweaks.values())}
     for t, frame in enumerate(frames):
         scene.frame_set(int(frame))
+        for tw in plan.tweaks.values():       # each frame's tweak from its rest place (its scale as keyed)
+            pbs[tw].location = (0.0, 0.0, 0.0)
+            pbs[tw].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+            pbs[tw].rotation_euler = (0.0, 0.0, 0.0)
+            pbs[tw].rotation_axis_angle = (0.0, 0.0, 1.0, 0.0)
         fix = {}
         for attempt in range(2):
             for level in levels:
