@@ -8,8 +8,9 @@ simulation.  ``plan_keys`` decides, before anything is simulated:
 * a rig Rigify generated (rigify.is_generated): its DEF- bones are read (the pose the animator
   sees) and the take is keyed on the controls an animator animates with (``torso``, ``hips``,
   ``chest``, ``neck``, ``head`` and the FK controls, each limb's IK/FK switch keyed to FK over the
-  take): ``write_controls`` poses the controls frame by frame on the evaluated rig so that the
-  DEF bones land where the simulation put them;
+  take, and the chest's tweak, whose place the spine's bend decides): ``write_controls`` poses the
+  controls frame by frame on the evaluated rig so that the DEF bones land where the simulation
+  put them;
 * another rig whose mapped bone copies, at full influence in world space, the transform of an
   unconstrained bone with the same rest pose: the take keys that bone, with a one-line warning;
 * anything else is refused in one line naming the fix (map the bone that drives it, or mute the
@@ -77,10 +78,11 @@ class RigifyControls:
     torso: str
     control: dict                # key -> control (hips, chest, neck, head, FK limb controls)
     switches: list               # (bone, property): each limb's IK/FK switch, keyed to FK
+    tweaks: dict = field(default_factory=dict)   # key -> the tweak its DEF bone copies, moved to place its head
 
     @property
     def bones(self) -> list:
-        return [self.torso] + list(self.control.values())
+        return [self.torso] + list(self.control.values()) + list(self.tweaks.values())
 
 
 @dataclass
@@ -152,7 +154,8 @@ def rigify_controls(obj, mapping: dict) -> RigifyControls:
             control[key] = fk
             if switch is not None and switch not in switches:
                 switches.append(switch)
-    plan = RigifyControls(torso=rigify.TORSO, control=control, switches=switches)
+    plan = RigifyControls(torso=rigify.TORSO, control=control, switches=switches,
+                          tweaks=_tweaks(obj, mapping, control))
     for bone in plan.bones:
         if bone not in obj.pose.bones:
             raise BakeInputError(f"'{obj.name}' is a Rigify rig without its '{bone}' control: {fix}")
@@ -165,6 +168,23 @@ def rigify_controls(obj, mapping: dict) -> RigifyControls:
         if prop not in obj.pose.bones[bone].keys():
             raise BakeInputError(f"'{obj.name}': the IK/FK switch '{prop}' of '{bone}' is missing: {fix}")
     return plan
+
+
+def _tweaks(obj, mapping: dict, control: dict) -> dict:
+    """key -> the tweak control the chest's DEF bone copies (Rigify's ``tweak_spine.003``): the
+    spine between hips and chest bends with both, so the chest's head lands where the simulation
+    put it only when its tweak moves it there."""
+    bone = mapping.get("chest")
+    if not bone or bone not in obj.pose.bones:
+        return {}
+    for con in obj.pose.bones[bone].constraints:
+        if con.type == "COPY_TRANSFORMS" and _active(con) and con.target == obj and con.subtarget:
+            sub = con.subtarget
+            if (sub in obj.pose.bones and not sub.startswith(("DEF-", "ORG-", "MCH-")) and sub not in control.values()
+                    and driving_constraint(obj, sub) is None):
+                return {"chest": sub}
+            break
+    return {}
 
 
 def _copied_bone(obj, bone: str, con, key: str) -> str | None:
@@ -298,9 +318,14 @@ def _solve(obj, mapping: dict, plan: RigifyControls, wanted: dict, frames: np.nd
     carry = {c: np.linalg.inv(rest(mapping[k])) @ rest(c) for c, k in movers}
     levels = [[(plan.torso, "pelvis")]] + [[(plan.control[k], k) for k in level if k in plan.control]
                                            for level in _LEVELS]
-    values = {c: [] for c, _ in movers}
+    values = {c: [] for c in [c for c, _ in movers] + list(plan.tweaks.values())}
     for t, frame in enumerate(frames):
         scene.frame_set(int(frame))
+        for tw in plan.tweaks.values():       # each frame's tweak from its rest place (its scale as keyed)
+            pbs[tw].location = (0.0, 0.0, 0.0)
+            pbs[tw].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+            pbs[tw].rotation_euler = (0.0, 0.0, 0.0)
+            pbs[tw].rotation_axis_angle = (0.0, 0.0, 1.0, 0.0)
         fix = {}
         for attempt in range(2):
             for level in levels:
@@ -312,6 +337,13 @@ def _solve(obj, mapping: dict, plan: RigifyControls, wanted: dict, frames: np.nd
                     pbs[c].matrix = Matrix(want.tolist())
                     pbs[c].scale = scale
                 vl.update()
+                moved = [(k, tw) for k, tw in plan.tweaks.items() if any(k == lk for _, lk in level)]
+                for k, tw in moved:       # the tweak carries its DEF bone's head onto the simulated one
+                    m = np.array(pbs[tw].matrix)
+                    m[:3, 3] += wanted[k][t][:3, 3] - np.array(pbs[mapping[k]].head)
+                    pbs[tw].matrix = Matrix(m.tolist())
+                if moved:
+                    vl.update()
             if attempt == 0:
                 for c, k in movers:
                     if c == plan.torso:
@@ -322,7 +354,7 @@ def _solve(obj, mapping: dict, plan: RigifyControls, wanted: dict, frames: np.nd
                         err[:3, 3] = wanted[k][t][:3, 3] - err[:3, :3] @ wanted[k][t][:3, 3]
                     fix[c] = err
                 fix[plan.torso] = fix.get(plan.control.get("pelvis"), np.eye(4))
-        for c, _ in movers:
+        for c in values:
             pb = pbs[c]
             if pb.rotation_mode == "QUATERNION":
                 rot = tuple(pb.rotation_quaternion)

@@ -34,8 +34,10 @@ TRUNK_CONTROLS = {"pelvis": "hips", "chest": "chest", "neck": "neck", "head": "h
 LIMB_BONES = {"hip": "thigh", "knee": "shin", "ankle": "foot", "shoulder": "upper_arm", "elbow": "forearm",
               "hand": "hand"}
 SWITCH = "IK_FK"          # the limb's IK/FK switch property (0 IK, 1 FK)
-SNAP_HINT = ("to go back to IK, use Rigify's IK->FK snapping in the rig's Rig Main Properties panel "
-             "(Item tab), then key the IK controls")
+SNAP_HINT = ("to go back to IK, select a limb's controls and, in Rigify's Rig Main Properties panel (Item tab), "
+             "press Action beside IK->FK (it snaps the IK controls to the take on every keyed frame), then key "
+             "the limb's IK-FK slider to 0; the snapping is the rig's rig_ui.py script: in a reopened file it "
+             "runs once Python scripts are allowed (or press Run Script on rig_ui.py in the Text Editor)")
 
 _TWIN = re.compile(r"^(?:DEF|ORG)-")
 _METARIG_NECK = re.compile(r"^((?:DEF-|ORG-)?spine)\.004$")

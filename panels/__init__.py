@@ -232,8 +232,9 @@ class VIEW3D_PT_fatigue_report(bpy.types.Panel):
             box.label(text=f"Keyed on {len(keyed['controls'])} Rigify controls, IK/FK switches to FK", icon="BONE_DATA")
             box.label(text=", ".join(keyed["controls"][:5]) + (", ..." if len(keyed["controls"]) > 5 else ""))
             box.label(text=f"Plays the simulation within {keyed['played_error_m'] * 100:.1f} cm")
-            box.label(text="Back to IK: Rigify's IK->FK snapping (Item tab,")
-            box.label(text="Rig Main Properties), then key the IK controls")
+            box.label(text="Back to IK: Item tab > Rig Main Properties,")
+            box.label(text="Action beside IK->FK (snaps every keyed frame),")
+            box.label(text="then key IK-FK to 0 (rig_ui.py must have run)")
         box = layout.box().column(align=True)
         box.label(text="Peak fatigue per body part")
         for part, v in r["peak_fatigue"].items():

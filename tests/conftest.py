@@ -14,7 +14,6 @@ top-level package.  Blender-side tests load the repository root as the extension
 """
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -26,6 +25,8 @@ for _path in (ROOT, HERE / "support"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from addon_package import PACKAGE_NAME, load_addon_package  # noqa: E402,F401  (tests/support; scripts use it too)
+
 TIERS = ("runtime", "addon", "install", "corpus")
 
 
@@ -35,22 +36,6 @@ def pytest_collection_modifyitems(config, items):
         parts = Path(str(item.fspath)).resolve().relative_to(HERE).parts
         if len(parts) > 1 and parts[0] in TIERS:
             item.add_marker(getattr(pytest.mark, parts[0]))
-
-PACKAGE_NAME = "fatigued_takes"
-
-
-def load_addon_package():
-    """Import the repository root as the package ``fatigued_takes`` (idempotent)."""
-    if PACKAGE_NAME in sys.modules:
-        return sys.modules[PACKAGE_NAME]
-    spec = importlib.util.spec_from_file_location(
-        PACKAGE_NAME, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[PACKAGE_NAME] = module
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture(scope="session")
 def addon_package():
