@@ -26,14 +26,11 @@ from ..body.description import proxy_links
 from ..body.head import head_load
 from ..errors import SimulationError
 from ..maths import quat
-from .limbs import LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
+from .limbs import BALL_ERP, LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
 from .limbs import axis_angle, limb_layout, passive_stops
 from .mujoco_proxy import GRAVITY, WARNINGS, keep_warnings_in_memory, mjcf
 
 HANDS = ("right_wrist", "left_wrist", "neck")
-# PyBullet's ball-joint motor (measured: one step from rest, unit gains) closes this share of its
-# angle error per step and ignores the target rate; its hinge motor asks for error / dt + rate.
-BALL_ERP = 0.2
 # An explicit damper that takes more than twice a joint's velocity away in one step grows it
 # instead: the end-of-range damper is held to 1.5 times what stops the motion in one step.
 DAMPER_REACH = 1.5
