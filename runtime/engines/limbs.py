@@ -110,17 +110,21 @@ def ball_lead(steps: int) -> float:
     return 1.0 / (1.0 - (1.0 - BALL_ERP) ** steps)
 
 
-def led(current: list, goal: list, lead: float) -> list:
-    """The ball-joint target past ``goal`` seen from ``current`` (quaternions x, y, z, w): the
-    rotation from current to goal, ``lead`` times as far (at most BALL_LEAD_MAX)."""
+def ball_error(current: list, goal: list) -> tuple[list, float]:
+    """Axis and angle (axis_angle: the short way round) of current^-1 * goal, quaternions x, y, z, w."""
     cx, cy, cz, cw = current
     tx, ty, tz, tw = goal
-    # current^-1 * goal, then its rotation vector (the short way round)
     ex = cw * tx - cx * tw - cy * tz + cz * ty
     ey = cw * ty - cy * tw - cz * tx + cx * tz
     ez = cw * tz - cz * tw - cx * ty + cy * tx
     ew = cw * tw + cx * tx + cy * ty + cz * tz
-    axis, angle = axis_angle([ex, ey, ez, ew])
+    return axis_angle([ex, ey, ez, ew])
+
+
+def led(current: list, goal: list, lead: float) -> list:
+    """The ball-joint target past ``goal`` seen from ``current`` (quaternions x, y, z, w): the
+    rotation from current to goal, ``lead`` times as far (at most BALL_LEAD_MAX)."""
+    axis, angle = ball_error(current, goal)
     reach = min(angle * lead, max(angle, BALL_LEAD_MAX))
     s, c = math.sin(0.5 * reach), math.cos(0.5 * reach)
     return quat.multiply4(current, [axis[0] * s, axis[1] * s, axis[2] * s, c])

@@ -27,7 +27,7 @@ from ..body.head import head_load
 from ..errors import SimulationError
 from ..maths import quat
 from .limbs import BALL_ERP, LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
-from .limbs import axis_angle, limb_layout, passive_stops
+from .limbs import axis_angle, ball_error, limb_layout, passive_stops
 from .mujoco_proxy import GRAVITY, WARNINGS, keep_warnings_in_memory, mjcf
 
 HANDS = ("right_wrist", "left_wrist", "neck")
@@ -111,13 +111,7 @@ class MujocoLimbSimulator(LimbSimulator):
         for adr, q, w, sph in zip(self._qpos_at, positions, velocities, self.spherical):
             if sph:
                 cw, cx, cy, cz = qpos[adr:adr + 4].tolist()
-                tx, ty, tz, tw = q
-                # current^-1 * target, then its rotation vector (limbs.axis_angle: the short way round)
-                ex = cw * tx - cx * tw - cy * tz + cz * ty
-                ey = cw * ty - cy * tw - cz * tx + cx * tz
-                ez = cw * tz - cz * tw - cx * ty + cy * tx
-                ew = cw * tw + cx * tx + cy * ty + cz * tz
-                axis, angle = axis_angle([ex, ey, ez, ew])
+                axis, angle = ball_error([cx, cy, cz, cw], q)
                 goal.extend(v * (angle * scale) for v in axis)
             else:
                 goal.append(w[0] + (q[0] - float(qpos[adr])) / self.dt)
