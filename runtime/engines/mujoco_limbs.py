@@ -69,6 +69,7 @@ class MujocoLimbSimulator(LimbSimulator):
         self._stops = self._passive_stops_mj()
         self._tired = False
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
+        self._goals = None
 
     def _passive_stops_mj(self) -> list[PassiveStop]:
         """limbs.passive_stops from MuJoCo's rest-pose body frames."""
@@ -92,6 +93,7 @@ class MujocoLimbSimulator(LimbSimulator):
                 d.qpos[adr] = 2.0 * math.atan2(z, w)
         self._stop_state = [(list(map(float, joint_rots[self.joint_slots[stop.slot]])), [0.0, 0.0, 0.0])
                             for stop in self._stops]
+        self._goals = None
 
     def _joint_state(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
         """Joint ``slot``'s rotation (x, y, z, w) and local angular velocity, as PyBullet reports them."""
