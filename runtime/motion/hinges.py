@@ -33,6 +33,10 @@ CHAINS = tuple((f"{side}_{upper}", f"{side}_{hinge}", lower and f"{side}_{lower}
 # twist found on the frames around it is held there instead (a straight limb's own plane would
 # spin the upper segment), costing at most a limb length times this sine at the hand or foot.
 PLANE_SURE = 0.17          # about 10 degrees
+# Between this bend and PLANE_SURE the lower segment is still put in the hinge's plane exactly, on
+# whichever side lies nearer the held twist (a straight arm a few degrees past straight, a robot's
+# at rest, is bent a few degrees backwards rather than turned round); below it the plane is noise.
+PLANE_NOISE = 0.07         # about 4 degrees
 
 
 @lru_cache(maxsize=None)
@@ -50,14 +54,22 @@ def _twist_about_segment(angle: np.ndarray) -> np.ndarray:
     return np.stack([np.zeros_like(half), -repeatable.sin(half), np.zeros_like(half), repeatable.cos(half)], axis=-1)
 
 
+def _smooth(x: np.ndarray) -> np.ndarray:
+    x = np.clip(x, 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
+def _wrapped(angle: np.ndarray) -> np.ndarray:
+    return np.mod(angle + np.pi, 2.0 * np.pi) - np.pi
+
+
 def _held(angle: np.ndarray, sure: np.ndarray) -> np.ndarray:
     """``angle`` (T,) where ``sure`` weighs 1, moving towards the angle interpolated between the
     nearest sure frames (unwrapped) where it weighs less; 0 where no frame is sure."""
     frames = np.arange(angle.shape[0], dtype=float)
     known = sure >= 1.0
     hold = np.interp(frames, frames[known], np.unwrap(angle[known])) if known.any() else np.zeros_like(angle)
-    diff = np.mod(angle - hold + np.pi, 2.0 * np.pi) - np.pi
-    return hold + sure * diff
+    return hold + sure * _wrapped(angle - hold)
 
 
 def fit_hinges(clip: Clip) -> Clip:
@@ -82,10 +94,14 @@ def fit_hinges(clip: Clip) -> Clip:
         bend = np.hypot(w[:, 0], w[:, 2])
         # Turning the upper link by -alpha about its segment turns w by alpha about Y (from x to
         # z is a negative turn about Y): alpha brings w into the hinge's plane, on its flexing side.
-        alpha = repeatable.arctan2(sign * w[:, 2], sign * w[:, 0])
-        sure = np.clip(bend / PLANE_SURE, 0.0, 1.0)
-        sure = sure * sure * (3.0 - 2.0 * sure)
-        alpha = _held(alpha, sure)
+        flexing = repeatable.arctan2(sign * w[:, 2], sign * w[:, 0])
+        held = _held(flexing, _smooth(bend / PLANE_SURE))
+        # Nearly straight: the plane on the side nearer the held twist, so the hand or foot is
+        # still where the source has it; not where that side is a quarter turn away (it flips).
+        away = _wrapped(flexing - held)
+        nearer = np.where(np.abs(away) > 0.5 * np.pi, _wrapped(away + np.pi), away)
+        trust = _smooth(bend / PLANE_NOISE) * _smooth((0.5 * np.pi - np.abs(nearer)) / (np.pi / 6.0))
+        alpha = held + trust * nearer
         turn = _twist_about_segment(alpha)                   # upper link: new = old * turn
         q_upper = quat.normalize(clip.joint_rots[:, u])
         new_upper = quat.multiply(q_upper, turn)

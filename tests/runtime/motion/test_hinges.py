@@ -109,3 +109,21 @@ def test_the_same_motion_through_two_bone_rolls_simulates_the_same_take():
     a = pose_error.joint_positions(one.clip.root_rot, one.clip.joint_rots, NAMES, HEIGHT)
     b = pose_error.joint_positions(other.clip.root_rot, other.clip.joint_rots, NAMES, HEIGHT)
     assert np.abs(a - b).max() < 1e-3
+
+
+def test_an_arm_a_few_degrees_past_straight_keeps_its_hand():
+    """A robot's arms at rest, 6 degrees past straight and 22 degrees off the hinge's plane: nearly
+    straight, so no plane to flex in is sure, yet the hand stays where the source has it (the
+    forearm bent back the few degrees, not turned round): it had ended 0.024 m off."""
+    clip = twisted_guard()
+    joints = clip.joint_rots.copy()
+    past = quat.multiply(quat.from_axis_angle(Y, np.full(clip.frames, np.radians(158.0))),
+                         quat.from_axis_angle(Z, np.full(clip.frames, np.radians(6.0))))
+    joints[:, NAMES.index("right_elbow")] = past
+    clip = replace(clip, joint_rots=joints)
+    fitted = hinges.fit_hinges(clip)
+    before = pose_error.joint_positions(clip.root_rot, clip.joint_rots, NAMES, HEIGHT)
+    after = pose_error.joint_positions(fitted.root_rot, fitted.joint_rots, NAMES, HEIGHT)
+    assert np.abs(after - before).max() < 1e-3
+    angle = np.degrees(quat.hinge_angle(fitted.joint_rots[:, NAMES.index("right_elbow")]))
+    assert np.all(np.abs(angle) < 7.0)
