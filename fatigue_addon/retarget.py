@@ -32,7 +32,7 @@ Method (independent of the rig's rest pose, units and orientation; see rig_space
   joint rotation = ``P_parent^-1 P_j`` (proxy tree: pelvis->chest->neck, pelvis->hip->knee->ankle,
   chest->shoulder->elbow).  Knees and elbows are revolute about their local Z in the proxy: the
   Clip keeps the full quaternion and ``RetargetInfo.off_axis_deg`` reports the part the hinge
-  cannot follow.
+  cannot follow (the simulation hands it to the hip or shoulder: runtime.motion.hinges).
 * Root position ``= s A p(t) + offset``: p is the pelvis bone's world head, ``s = proxy_height /
   stature`` (rig_space.measure: the rig's size from its joint chains, in its own units), and the
   vertical offset puts the rig's standing pelvis (straight legs on world z = 0) at the proxy's
@@ -708,8 +708,9 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
     off_axis = {k: float(np.degrees(_twist_off_axis(joint_rots[:, JOINT_KEYS.index(k)]).max())) for k in REVOLUTE_KEYS}
     for k, deg in off_axis.items():
         if deg > 20.0:
+            above, end = ("hip", "foot") if k.endswith("knee") else ("shoulder", "hand")
             warnings.append(f"{rigmap.KEY_LABELS[k]} bends {deg:.0f} degrees off the proxy's hinge axis "
-                            f"(the simulation keeps only the hinge part)")
+                            f"(the {above} turns to carry the rest: the {end} lands where the source puts it)")
     if reasons and method == "fcurves":
         warnings.append("sampled from F-curves although " + reasons[0] + ": the result may differ from the viewport")
     clip = rclip.Clip(name=action.name, fps=float(fps), root_pos=root_pos, root_rot=root_rot, joint_rots=joint_rots)

@@ -27,6 +27,7 @@ from .fatigue.schedule import FatigueSchedule, ScheduledModel
 from .fatigue.tempo import MAX_STRETCH
 from .floor import kneel, work as floor, stretches
 from .maths import quat
+from .motion import hinges
 from .motion.clip import Clip
 from .motion.take import FATIGUE_FIELDS, Event, Take, TakeFrame, unfatigued
 from .reference import playback, pose_output
@@ -107,6 +108,9 @@ def simulate(
     if cut is not None:
         raise SimulationError(f"clip '{clip.name}' root jumps {cut[1]:.2f} m between frames {cut[0]} and {cut[0] + 1}: "
                               "a cut, teleport or stepped key, not motion; simulate the parts on either side separately")
+    # Knees and elbows the proxy can bend: what they turn off their hinge is taken by the hip or
+    # shoulder and the ankle (runtime.motion.hinges), so hands and feet land where the source puts them.
+    clip = hinges.fit_hinges(clip)
     source = clip.repeated(seconds) if (clip.loop and seconds) else clip
     if not clip.loop and seconds:
         source = clip.repeated(min(seconds, clip.duration))

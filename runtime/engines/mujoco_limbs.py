@@ -26,14 +26,11 @@ from ..body.description import proxy_links
 from ..body.head import head_load
 from ..errors import SimulationError
 from ..maths import quat
-from .limbs import LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
-from .limbs import axis_angle, limb_layout, passive_stops
+from .limbs import BALL_ERP, LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
+from .limbs import axis_angle, ball_error, limb_layout, passive_stops
 from .mujoco_proxy import GRAVITY, WARNINGS, keep_warnings_in_memory, mjcf
 
 HANDS = ("right_wrist", "left_wrist", "neck")
-# PyBullet's ball-joint motor (measured: one step from rest, unit gains) closes this share of its
-# angle error per step and ignores the target rate; its hinge motor asks for error / dt + rate.
-BALL_ERP = 0.2
 # An explicit damper that takes more than twice a joint's velocity away in one step grows it
 # instead: the end-of-range damper is held to 1.5 times what stops the motion in one step.
 DAMPER_REACH = 1.5
@@ -72,6 +69,7 @@ class MujocoLimbSimulator(LimbSimulator):
         self._stops = self._passive_stops_mj()
         self._tired = False
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
+        self._goals = None
 
     def _passive_stops_mj(self) -> list[PassiveStop]:
         """limbs.passive_stops from MuJoCo's rest-pose body frames."""
@@ -95,6 +93,7 @@ class MujocoLimbSimulator(LimbSimulator):
                 d.qpos[adr] = 2.0 * math.atan2(z, w)
         self._stop_state = [(list(map(float, joint_rots[self.joint_slots[stop.slot]])), [0.0, 0.0, 0.0])
                             for stop in self._stops]
+        self._goals = None
 
     def _joint_state(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
         """Joint ``slot``'s rotation (x, y, z, w) and local angular velocity, as PyBullet reports them."""
@@ -114,13 +113,7 @@ class MujocoLimbSimulator(LimbSimulator):
         for adr, q, w, sph in zip(self._qpos_at, positions, velocities, self.spherical):
             if sph:
                 cw, cx, cy, cz = qpos[adr:adr + 4].tolist()
-                tx, ty, tz, tw = q
-                # current^-1 * target, then its rotation vector (limbs.axis_angle: the short way round)
-                ex = cw * tx - cx * tw - cy * tz + cz * ty
-                ey = cw * ty - cy * tw - cz * tx + cx * tz
-                ez = cw * tz - cz * tw - cx * ty + cy * tx
-                ew = cw * tw + cx * tx + cy * ty + cz * tz
-                axis, angle = axis_angle([ex, ey, ez, ew])
+                axis, angle = ball_error([cx, cy, cz, cw], q)
                 goal.extend(v * (angle * scale) for v in axis)
             else:
                 goal.append(w[0] + (q[0] - float(qpos[adr])) / self.dt)

@@ -14,6 +14,7 @@ from runtime import errors
 from runtime.body import anthropometry, description as body_description, proxy
 from runtime.engines import chooser as engine, pybullet_body
 from runtime.fatigue import schedule
+from runtime.maths import lowpass
 from runtime import simulate
 from runtime.motion import clip as clips
 from runtime.engines.kinematics import Kinematics
@@ -65,11 +66,15 @@ def test_mujoco_kinematics_equal_pybullets(name):
 
 def test_the_upper_body_carries_the_same_loads_on_both_engines():
     """A punch with the arms strong enough to follow: each engine's motors apply the torques of
-    following it, so their torque curves match (correlation per DoF) and so does the tracking."""
+    following it, so their torque curves match (correlation per DoF) and so does the tracking.
+    Compared as the fatigue model feels them, over 50 ms: with the ball joints on time (no lag to
+    fight) MuJoCo's torques are smooth from step to step and PyBullet's solver keeps a step-to-step
+    noise of its own (the chest's change per frame 9 vs 20 N*m) that averages out within a few frames."""
     clip = _clip("punch")
     tau = np.array(proxy.dof_tau_max()) * 5.0
     takes = {e: simulate.simulate(clip, seconds=2.0, engine=e, tau_max=tau) for e in ("pybullet", "mujoco")}
-    a, b = takes["pybullet"].torque, takes["mujoco"].torque
+    fps = takes["pybullet"].fps
+    a, b = (lowpass.smooth(takes[e].torque, fps, width=0.05) for e in ("pybullet", "mujoco"))
     table = proxy.dof_table()
     for d, (name, _, _) in enumerate(table):
         if name.split("_")[-1] in ("chest", "shoulder", "elbow") and np.std(a[:, d]) > 1.0:

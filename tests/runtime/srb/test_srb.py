@@ -366,7 +366,10 @@ def test_a_tired_dancer_stays_up_and_slows_down():
     take = simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0,
                              out_fps=30)
     assert not take.fell
-    assert metrics.phase_rate_mean(take) < 0.9     # slower than the source (0.81 measured)
+    # Slower than the source: 0.93 measured (0.81-0.88 while the chest, neck and shoulders ran
+    # 30 ms behind the source: their motors fought the lag and the trunk, the weakest loaded
+    # joint, drained to RC 0.32; on time it keeps 0.53, as much as the legs).
+    assert metrics.phase_rate_mean(take) < 0.95
 
 
 @pytest.mark.slow
