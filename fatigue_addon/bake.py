@@ -31,7 +31,7 @@ from ..runtime.body import proxy
 from ..runtime.fatigue.tempo import MAX_STRETCH
 from ..runtime.request import (HEIGHT_RANGE, MASS_RANGE, SimulationRequest, height_problem, mass_problem,
                                source_frames_problem)
-from . import anim, backend, checks, heat, retarget, rig_controls, rig_space, rigmap, root_motion
+from . import anim, backend, checks, heat, retarget, rig_controls, rig_space, rigmap, root_motion, source_pose
 from .bake_options import BakeOptions, SettingsView
 from .failure import BakeInputError, RigMappingError
 from .fitness import build_schedule, settings_curves, tiredness_keys
@@ -63,6 +63,7 @@ class BakeJob:
     take_note: str = ""         # why the take is not under the name asked for ("" when it is)
     keys: object = None         # rig_controls.KeyPlan: the bones (or Rigify controls) the take is keyed on
     controls: object = None     # rig_controls.ControlsResult of a take keyed on Rigify's controls
+    played_on: dict = field(default_factory=dict)         # source_pose.unkeyed: the pose the source played on
 
 
 # ============================================================================= settings helpers
@@ -188,7 +189,10 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
     take_name, name_note = resolve_take_name(obj, source, options.take_name)
     keyed = [fc for fc in settings_curves(obj, source)
              if fc.data_path[len("fatigue_settings."):] not in overrides]
-    with _assigned(obj, source):
+    takes = [t for t in (anim.active_action(obj), settings.baked_action)       # the pose they left is not the source's
+             if t is not None and t.get(TAKE_TAG) == source.name]
+    with _assigned(obj, source), source_pose.as_first_read(obj, source, takes):
+        played_on = source_pose.unkeyed(obj, source)
         checks.check_armature(obj, scene, (start, end))
         checks.check_frames_keyed(obj, source, start, end, scene.render.fps / scene.render.fps_base, where)
         too_many = source_frames_problem(start, end)       # a cycled action has no keys' end to stop at
@@ -231,7 +235,8 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                    timings={"check": t1 - t0, "read": t2 - t1, "schedule": t3 - t2},
                    backend=backend_choice, settings_curves=[anim.snapshot_fcurve(fc) for fc in keyed],
                    take_name=take_name, take_note=name_note or "", keys=key_plan,
-                   engine=backend.engine_name(options.engine) if options.engine is not None else None)
+                   engine=backend.engine_name(options.engine) if options.engine is not None else None,
+                   played_on=played_on)
 
 
 def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, height: float, pelvis: float):
@@ -488,6 +493,7 @@ def write(context, job: BakeJob, take) -> dict:
             anim.paste_fcurve(snap, action, obj)
         action[TAKE_TAG] = source.name
         action[TAKE_ARMATURE] = obj.name
+        source_pose.keep(action, job.played_on)
         if existed is None:
             undo.append(lambda a=action: bpy.data.actions.remove(a))
         _keep_source_in_nla(obj, source, undo)
