@@ -11,7 +11,7 @@ job of ./fatigue farm with the same options, run here by ``openjd run`` (tools/f
 one Bake task per variant, tools/farm_task.py under ``--blender``, default a real ``blender`` on
 the PATH, else tools/blender_standin.py).  Printed: per file and variant, how
 many of the take's curves equal the local take's keyframe for keyframe, bit for bit, and the
-largest difference; last, how many takes are equal.  Slow (an import and 1 + variants bakes per
+largest difference; last, how many takes are equal, per variant and in all.  Slow (an import and 1 + variants bakes per
 file); each step runs in its own process.  Exit 0 when every take is equal, 1 otherwise.
 """
 from __future__ import annotations
@@ -53,6 +53,8 @@ def make_scene(source: Path, out: Path, seconds: float, update_fps: bool = False
     start, end = corpus.bake_range(action, scene.render.fps / scene.render.fps_base, seconds)
     scene.frame_start, scene.frame_end = start, end
     obj.animation_data.action = action
+    if obj.name not in bpy.context.view_layer.objects:      # a glTF scene's armature outside the view layer
+        bpy.context.scene.collection.objects.link(obj)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.wm.save_as_mainfile(filepath=str(out))
     print(json.dumps({"armature": obj.name, "action": action.name, "frames": [start, end]}))
@@ -166,6 +168,14 @@ def main(argv: list[str]) -> int:
     os._exit(code)          # no interpreter teardown: some bpy modules crash or hang in it
 
 
+def _variant(row: dict, variants: list[str]) -> str:
+    """The variant a result row is of: named by the row, or by its farm file (``<scene>.<variant>.blend``)."""
+    if row.get("variant"):
+        return row["variant"]
+    name = str(row.get("farm") or "")
+    return next((v for v in variants if name.endswith(f".{v}.blend")), name or "?")
+
+
 def run(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="farm_parity.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", help="comma-separated parts of corpus paths (default: every humanoid)")
@@ -186,19 +196,29 @@ def run(argv: list[str]) -> int:
         work = a.keep or Path(tmp)
         blender = a.blender or blender_command(Path(tmp))
         equal = total = 0
+        per: dict[str, list[int]] = {}          # variant -> [equal, total]
         for cf in files:
-            for row in one_file(cf, variants, a.seconds, blender, work / Path(cf.rel).name.split(".")[0],
-                                a.update_fps):
+            try:
+                rows = one_file(cf, variants, a.seconds, blender, work / Path(cf.rel).name.split(".")[0],
+                                a.update_fps)
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                rows = [{"file": cf.rel, "variant": v, "error": str(exc).strip().splitlines()[-1]} for v in variants]
+            for row in rows:
                 total += 1
+                variant = _variant(row, variants)
+                per.setdefault(variant, [0, 0])[1] += 1
                 if "error" in row:
                     print(f"{row['file']} [{row.get('variant') or row.get('farm')}]: {row['error']}")
                     continue
                 same = row["differ"] == 0 and row["missing"] == 0
                 equal += same
+                per[variant][0] += same
                 print(f"{row['file']} {row['take']} (frames {row['frames'][0]}-{row['frames'][1]}): "
                       f"{row['curves'] - row['differ']}/{row['curves']} curves bit for bit"
                       + ("" if same else f", {row['differ']} differ by up to {row['max_diff']:.3g} "
                                          f"({', '.join(row['examples'])})"), flush=True)
+        for variant, (e, t) in per.items():
+            print(f"farm_parity: {variant}: {e} of {t} farm take(s) equal")
         print(f"farm_parity: {equal} of {total} farm take(s) equal ./fatigue bake's bit for bit")
     return 0 if equal == total else 1
 
