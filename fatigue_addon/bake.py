@@ -191,7 +191,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
              if fc.data_path[len("fatigue_settings."):] not in overrides]
     takes = [t for t in (anim.active_action(obj), settings.baked_action)       # the pose they left is not the source's
              if t is not None and t.get(TAKE_TAG) == source.name]
-    with _assigned(obj, source), source_pose.as_first_read(obj, source, takes):
+    with _assigned(obj, source), source_pose.played_on(obj, source, source_pose.kept(takes)):
         played_on = source_pose.unkeyed(obj, source)
         checks.check_armature(obj, scene, (start, end))
         checks.check_frames_keyed(obj, source, start, end, scene.render.fps / scene.render.fps_base, where)
@@ -482,13 +482,14 @@ def write(context, job: BakeJob, take) -> dict:
         _ensure_bone_props(obj, bones_with_curves, undo)
         if breathes:
             _ensure_breath_prop(obj, undo)
-        if keys.rigify is not None:
-            action, job.controls = rig_controls.write_controls(obj, job.mapping, keys.rigify, take.clip, job.info,
-                                                               name, source_frames, extra_channels=extra,
-                                                               skip_prefixes=("fatigue_settings.",))
-        else:
-            action = retarget.clip_to_action(obj, keys.keyed, take.clip, job.info, name, source_frames,
-                                             extra_channels=extra, skip_prefixes=("fatigue_settings.",))
+        with source_pose.played_on(obj, source, job.played_on):     # what the bones it leaves unkeyed hold
+            if keys.rigify is not None:
+                action, job.controls = rig_controls.write_controls(obj, job.mapping, keys.rigify, take.clip,
+                                                                   job.info, name, source_frames, extra_channels=extra,
+                                                                   skip_prefixes=("fatigue_settings.",))
+            else:
+                action = retarget.clip_to_action(obj, keys.keyed, take.clip, job.info, name, source_frames,
+                                                 extra_channels=extra, skip_prefixes=("fatigue_settings.",))
         for snap in job.settings_curves:       # the keyed fitness, as keyed, on the take's timeline
             anim.paste_fcurve(snap, action, obj)
         action[TAKE_TAG] = source.name

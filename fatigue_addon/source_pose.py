@@ -6,7 +6,7 @@ the pose holds.  Once the take is assigned, Blender writes the take's values int
 second bake of the same source would read the first take's pose there: the same inputs, another
 take (an Exhausted take baked after a Fresh one differed from one baked alone, and from the farm's,
 which bakes each from the saved scene).  The values the first bake read are kept on the take and
-put back while a later bake reads the source.
+put back while a later bake reads the source and writes its take.
 """
 from __future__ import annotations
 
@@ -46,14 +46,18 @@ def keep(take, pose: dict) -> None:
     take[POSE_PROP] = json.dumps({k: v for k, v in pose.items() if k in keyed}, sort_keys=True)
 
 
+def kept(takes) -> dict:
+    """The pose the first of ``takes`` (takes of one source by this extension, or None) kept."""
+    return next((json.loads(t[POSE_PROP]) for t in takes if t is not None and POSE_PROP in t), {})
+
+
 @contextmanager
-def as_first_read(obj, source, takes):
-    """While reading ``source`` (assigned), the channels it does not key hold what the first of
-    ``takes`` (takes of ``source`` by this extension, or None) kept; the pose is as it was after."""
-    kept = next((json.loads(t[POSE_PROP]) for t in takes if t is not None and POSE_PROP in t), {})
+def played_on(obj, source, pose: dict):
+    """While ``source`` is read (its take written too), the channels it does not key hold what
+    ``pose`` (``unkeyed``, ``kept``) gives them; the pose is as it was afterwards."""
     keyed = _keyed(source)
     was = []
-    for key, value in kept.items():
+    for key, value in pose.items():
         path, index = key.rsplit("|", 1)
         index = int(index)
         if (path, index) in keyed:
