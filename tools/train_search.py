@@ -41,11 +41,13 @@ from runtime.srb import residual  # noqa: E402
 from runtime.train import ars, clip_cache, split, take_search  # noqa: E402
 
 MIN_SECONDS = 0.5           # a source shorter than this is a pose, not motion
-# A take's score: higher is better.  Tracking in units of 10 degrees and 10 cm, a fall worth
-# several of those, the realism directions right as a share.
+# A take's score: higher is better.  Tracking in units of 10 degrees and 10 cm of the root's height
+# (its horizontal distance from the source is a tired take's shorter strides, which realism asks for),
+# a fall worth several of those, the realism directions right as a share.
 TRACK_DEG, TRACK_M = 10.0, 0.1
 FALL, KNEEL, REST, OVER, REALISM = 5.0, 2.0, 0.25, 5.0, 2.0
-SCORE_TERMS = (f"-(joint error / {TRACK_DEG:g} deg + root error / {TRACK_M:g} m) (time-warped) - {FALL:g} fell "
+SCORE_TERMS = (f"-(joint error / {TRACK_DEG:g} deg + root height error / {TRACK_M:g} m) (time-warped: slower "
+               f"and shorter strides are no error) - {FALL:g} fell "
                f"- {KNEEL:g} per kneel - {REST:g} per rest or halt - {OVER:g} x share of frames asking more than "
                f"RC x strength + {REALISM:g} x share of realism directions right (against the rule's fresh take)")
 VALIDATION_PRESETS = ("Untrained", "Exhausted")
@@ -61,7 +63,7 @@ def score(source: take_search.Source, take, fresh) -> tuple[float, dict]:
                                   float(source.request.height), None)
     right = [s["right"] for s in record["scores"].get("tired", [])]
     share = sum(right) / len(right) if right else 0.0
-    value = (-(t.joint_err_deg / TRACK_DEG + t.root_err_m / TRACK_M) - FALL * t.fell - KNEEL * t.kneels
+    value = (-(t.joint_err_deg / TRACK_DEG + t.height_err_m / TRACK_M) - FALL * t.fell - KNEEL * t.kneels
              - REST * t.rests - OVER * t.over_share + REALISM * share)
     return float(value), {**t.__dict__, "realism_right": sum(right), "realism_directions": len(right)}
 

@@ -97,6 +97,7 @@ class Terms:
     """What a take shows, each worse the larger (realism is scored above runtime: tools/realism.py)."""
     joint_err_deg: float      # mean, at the source's moment each frame shows (slowing is not an error)
     root_err_m: float
+    height_err_m: float       # the root's height only: a tired take's shorter strides leave it behind, not wrong
     fell: bool
     kneels: int
     rests: int                # rests and halts (a take does not record which were forced)
@@ -110,5 +111,7 @@ def terms(take: Take, reference: clips.Clip) -> Terms:
     if take.strength is not None and "RC" in take.fatigue:
         cap = take.fatigue["RC"] * take.strength * OVER_SLACK
         over = float(np.mean(np.any(np.abs(take.torque) > cap, axis=1)))
-    return Terms(metrics.joint_error_deg(take, reference), metrics.root_error_m(take, reference), bool(take.fell),
-                 int(kneels), int(rests), over)
+    ref_pos, _, _ = reference.sample_many(take.reference_time)
+    height = float(np.abs(take.clip.root_pos[:, 2] - ref_pos[:, 2]).mean())
+    return Terms(metrics.joint_error_deg(take, reference), metrics.root_error_m(take, reference), height,
+                 bool(take.fell), int(kneels), int(rests), over)
