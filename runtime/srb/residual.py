@@ -116,7 +116,7 @@ def correct(sim, action: np.ndarray) -> None:
     """Set the simulator's corrections from ``action`` (CORRECTIONS, each in [-1, 1]); all zero
     leaves every number the rule uses as it is (same bits)."""
     a = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
-    sim.tempo_adjust = min(1.0 + TEMPO_RANGE * float(a[0]), 1.0 / max(sim.tempo, 1e-6))
+    sim.tempo_adjust = 1.0 + TEMPO_RANGE * float(a[0])      # (the simulator keeps the pace at most the source's)
     sim.lean_adjust = LEAN_RANGE * float(a[1])
     sim.height_adjust = HEIGHT_RANGE * kin_scale(sim.body) * float(a[2])
     rule = sim.rule_settings

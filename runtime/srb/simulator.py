@@ -248,7 +248,7 @@ class SrbSimulator:
             self.stopping = True
             self.continue_from_here(r)
             self.events.append(Event(self.time, "halt"))
-        pace = self.tempo * self.tempo_adjust if moving else 1.0
+        pace = min(self.tempo * self.tempo_adjust, 1.0) if moving else 1.0   # never faster than the source
         rate = 0.0 if (holding or ((self.resting or self.stopping) and not still)) else pace
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate, sped = flight_rate(ref, phase, self.p, self.v, self.com_target)
