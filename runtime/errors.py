@@ -33,3 +33,7 @@ class SimulationError(ValueError):
 
 class TrainingClipError(ValueError):
     """A clip the SRB cannot be trained on (floor work follows the reference, no policy acts)."""
+
+
+class CheckpointError(ValueError):
+    """A training checkpoint that cannot be resumed (unreadable, another run's, another version)."""

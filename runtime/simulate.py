@@ -34,7 +34,8 @@ from .reference import playback, pose_output
 from .reference.prepare import prepare
 from .request import SimulationRequest, effort_economy_problem, height_problem, mass_problem, output_fps_problem
 from .srb import simulator as srb
-from .srb.policy import POLICY_RATE, SrbPolicy, attach
+from .srb.policy import POLICY_RATE, attach
+from .srb.residual import load_any
 from .torque import samcon
 
 MODES = ("srb", "torque")
@@ -73,7 +74,8 @@ def simulate(
     and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
     stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
     (runtime.body.anthropometry; None: the default humanoid).  ``policy``: a runtime.srb.policy.SrbPolicy
-    that corrects foot placement and COM velocity (None: the Raibert rule alone).  ``effort_economy``:
+    that corrects foot placement and COM velocity, or a runtime.srb.residual.ResidualPolicy that corrects
+    the tempo rule's choices (None: the rules alone).  ``effort_economy``:
     how far tired joints (limbs, knees) yield to their loads (srb.SrbSettings.effort_economy; None: its default).  ``engine``:
     the physics engine (runtime.engines.chooser: "pybullet", "mujoco", or None / "auto": PyBullet where it
     imports, else MuJoCo).  ``real_speed``: a clip that plays in slow motion (runtime.reference.playback: its
@@ -142,7 +144,7 @@ def simulate_request(request: SimulationRequest, progress: Callable[[float], Non
     returns the Take.  The request is data (runtime.request): the entry point reads it.
     ``policy``: a loaded policy to run instead of the request's (an evaluation's, timed)."""
     if policy is None and request.policy:
-        policy = SrbPolicy.load(request.policy)
+        policy = load_any(request.policy)
     return simulate(request.clip, request.schedule, mode=request.mode, height=request.height, mass=request.mass,
                     seconds=request.seconds, hold=request.hold, out_fps=request.out_fps, plan=request.plan,
                     policy=policy, effort_economy=request.effort_economy, engine=request.engine,

@@ -10,7 +10,9 @@ presets) in one run; per condition falls, median root and joint error, finished 
 source played) and the policy's inference time as a share of its bakes' time.  ``--card`` writes
 the numbers into the policy's model card (its "evaluation").  ``--realism`` (with ``--split``) also
 scores each side's tired takes against its own fresh take in the directions of ./fatigue realism
-(tools/realism.py), per clip and overall, with Exhausted speed, stride and rests of locomotion.
+(tools/realism.py), per clip, per condition and overall, with Exhausted speed, stride and rests of
+locomotion.  NPZ may also be a residual on the tempo rule (./fatigue train search; --split eval only):
+its rows add kneels and rests.
 """
 from __future__ import annotations
 
@@ -33,22 +35,22 @@ from runtime.errors import PolicyError  # noqa: E402
 from runtime.request import SimulationRequest  # noqa: E402
 from runtime.simulate import simulate_request  # noqa: E402
 from runtime.srb.policy import FAMILIARITY_NOTE, SrbPolicy  # noqa: E402
+from runtime.srb.residual import load_any, ResidualPolicy  # noqa: E402
 from runtime.train import clip_cache, split  # noqa: E402
 
 SPLIT_CONDITIONS = {"fresh": None, "average": "Average", "exhausted": "Exhausted"}   # the bake's presets
 
 
-class TimedPolicy(SrbPolicy):
-    """The policy as shipped, adding up the time its control steps take (its cost in a bake)."""
+class TimedPolicy:
+    """The policy as shipped (an SRB policy or a residual on the tempo rule), adding up the time its
+    control steps take (its cost in a bake)."""
 
-    def __init__(self, policy: SrbPolicy):
-        super().__init__(policy.mlp, policy.card)
-        self.familiar_z2 = policy.familiar_z2
-        self.seconds = 0.0
+    def __init__(self, policy):
+        self.policy, self.name, self.seconds = policy, policy.name, 0.0
 
     def control(self, sim) -> None:
         t0 = time.perf_counter()
-        super().control(sim)
+        self.policy.control(sim)
         self.seconds += time.perf_counter() - t0
 
 
@@ -82,6 +84,8 @@ def _run(request: SimulationRequest, policy: TimedPolicy | None) -> tuple[dict, 
     clip = request.clip
     reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip
     return {"fell": any(e["kind"] == "fall" for e in take.events), "finished": bool(take.finished),
+            "kneels": sum(e["kind"] == "kneel" for e in take.events),
+            "rests": sum(e["kind"] in ("rest", "halt") for e in take.events),
             "root_err_m": metrics.root_error_m(take, reference), "joint_err_deg": metrics.joint_error_deg(take, reference),
             "wall_s": wall}, take
 
@@ -124,13 +128,20 @@ def summarise_realism(records: list[dict[str, dict]]) -> dict:
     for side in ("rule", "policy"):
         mine = [r[side] for r in records]
         s = realism.summarise(mine, list(SPLIT_CONDITIONS))
+        s["by_condition"] = {c: _direction_count(mine, c) for c in SPLIT_CONDITIONS if c != "fresh"}
         walks = [r["changes"]["exhausted"] for r in mine if r["applies"]["locomotion"] and "exhausted" in r["changes"]]
         for key in ("speed_ratio", "stride_ratio", "rests_per_10s"):
             s[f"exhausted_locomotion_{key}"] = [w[key] for w in walks]
-        out[side] = {k: s[k] for k in ("direction_right", "directions", "direction_right_pct", "by_expectation",
+        out[side] = {k: s[k] for k in ("direction_right", "directions", "direction_right_pct", "by_expectation", "by_condition",
                                        "exhausted_locomotion_speed_ratio", "exhausted_locomotion_stride_ratio",
                                        "exhausted_locomotion_rests_per_10s")}
     return out
+
+
+def _direction_count(records: list[dict], condition: str) -> list[int]:
+    """[right, scored] realism directions of one condition's takes over ``records``."""
+    right = [s["right"] for r in records for s in r["scores"].get(condition, [])]
+    return [sum(right), len(right)]
 
 
 def print_realism_table(summary: dict) -> None:
@@ -140,7 +151,8 @@ def print_realism_table(summary: dict) -> None:
                           for sp, st, re in zip(s["exhausted_locomotion_speed_ratio"],
                                                 s["exhausted_locomotion_stride_ratio"],
                                                 s["exhausted_locomotion_rests_per_10s"]))
-        print(f"realism {side:6s} directions right {s['direction_right']}/{s['directions']} ({pct}); "
+        per = ", ".join(f"{c} {r}/{n}" for c, (r, n) in s.get("by_condition", {}).items())
+        print(f"realism {side:6s} directions right {s['direction_right']}/{s['directions']} ({pct}; {per}); "
               f"exhausted locomotion speed/stride/rests per 10 s: {walks or 'none'}")
 
 
@@ -168,6 +180,7 @@ def evaluate_split(policy: SrbPolicy, cache: Path, seconds: float, log=print, wi
         learned["inference_share"] = timed.seconds / max(learned["wall_s"], 1e-9)
         rows.append({"clip": label, "condition": condition, "rule": rule, "policy": learned})
         log(f"{label[:58]:58s} {condition:9s} fell {_yes(rule['fell'])}/{_yes(learned['fell'])}"
+            f"  kneels {rule['kneels']}/{learned['kneels']}  rests {rule['rests']}/{learned['rests']}"
             f"  root {rule['root_err_m']:.3f} / {learned['root_err_m']:.3f} m"
             f"  joint {rule['joint_err_deg']:.1f} / {learned['joint_err_deg']:.1f} deg"
             f"  finished {_yes(rule['finished'])}/{_yes(learned['finished'])}  (rule / policy)")
@@ -189,6 +202,8 @@ def summarise_split(rows: list[dict]) -> dict:
         s = {"runs": len(sel)}
         for side in ("rule", "policy"):
             s[side] = {"falls": sum(r[side]["fell"] for r in sel), "finished": sum(r[side]["finished"] for r in sel),
+                       "kneels": sum(r[side].get("kneels", 0) for r in sel),
+                       "rests": sum(r[side].get("rests", 0) for r in sel),
                        "root_err_m_median": statistics.median(r[side]["root_err_m"] for r in sel),
                        "joint_err_deg_median": statistics.median(r[side]["joint_err_deg"] for r in sel)}
         s["policy"]["inference_share_median"] = statistics.median(r["policy"]["inference_share"] for r in sel)
@@ -198,13 +213,14 @@ def summarise_split(rows: list[dict]) -> dict:
 
 
 def print_split_table(summary: dict) -> None:
-    print(f"{'':10s} {'runs':>4s}  {'falls':>11s}  {'root err m (median)':>19s}  {'joint err deg':>13s}  "
-          f"{'finished':>11s}  inference")
-    print(f"{'':10s} {'':>4s}  {'rule/policy':>11s}  {'rule / policy':>19s}  {'rule/policy':>13s}  "
-          f"{'rule/policy':>11s}  share of bake (median, max)")
+    print(f"{'':10s} {'runs':>4s}  {'falls':>11s}  {'kneels':>11s}  {'rests':>11s}  {'root err m (median)':>19s}  "
+          f"{'joint err deg':>13s}  {'finished':>11s}  inference")
+    print(f"{'':10s} {'':>4s}  {'rule/policy':>11s}  {'rule/policy':>11s}  {'rule/policy':>11s}  {'rule / policy':>19s}  "
+          f"{'rule/policy':>13s}  {'rule/policy':>11s}  share of bake (median, max)")
     for condition, s in summary.items():
         r, p = s["rule"], s["policy"]
         print(f"{condition:10s} {s['runs']:4d}  {r['falls']:5d}/{p['falls']:<5d}  "
+              f"{r.get('kneels', 0):5d}/{p.get('kneels', 0):<5d}  {r.get('rests', 0):5d}/{p.get('rests', 0):<5d}  "
               f"{r['root_err_m_median']:9.3f}/{p['root_err_m_median']:<9.3f}  "
               f"{r['joint_err_deg_median']:6.1f}/{p['joint_err_deg_median']:<6.1f}  "
               f"{r['finished']:5d}/{p['finished']:<5d}  "
@@ -275,7 +291,7 @@ def main(argv: list[str]) -> int:
         print(f"fatigue: {bench.seconds_problem(args.seconds)}", file=sys.stderr)
         return 2
     try:
-        policy = SrbPolicy.load(args.policy)
+        policy = load_any(args.policy)
     except PolicyError as exc:
         print(f"fatigue: {exc}", file=sys.stderr)
         return 2
@@ -283,6 +299,9 @@ def main(argv: list[str]) -> int:
         return _main_split(args, policy)
     if args.realism:
         print("fatigue: --realism needs --split eval", file=sys.stderr)
+        return 2
+    if isinstance(policy, ResidualPolicy):
+        print("fatigue: a residual on the tempo rule is evaluated on whole takes: give --split eval", file=sys.stderr)
         return 2
     training = policy.card.get("training", {})
     names = ([n.strip() for n in args.clips.split(",") if n.strip()] if args.clips

@@ -1,4 +1,5 @@
 """./fatigue train srb (--clips a,b | --split train) --steps N --out DIR [--minutes M] [--resume]: train an SRB policy.
+(./fatigue train search ...: the residual on the tempo rule, tools/train_search.py.)
 
 ``--clips`` names DeepMimic clips or corpus actions cached by ``./fatigue train-clips`` (their
 .npz); ``--split train`` is the training side of the fixed split (runtime/train/split.json): the
@@ -48,6 +49,10 @@ def _fail(message: str) -> int:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["search"]:      # the residual on the tempo rule, trained by random search
+        import train_search
+
+        return train_search.main(argv[1:])
     ap = argparse.ArgumentParser(prog="./fatigue train", description=__doc__)
     ap.add_argument("what", choices=["srb"], help="which policy (srb: the SRB-mode foot placement policy)")
     ap.add_argument("--clips", help="comma-separated DeepMimic clip names or cached corpus actions (.npz) to train on")

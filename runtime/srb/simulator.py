@@ -171,6 +171,13 @@ class SrbSimulator:
         self.landing_adjust = np.zeros((2, 2))
         self.velocity_adjust = np.zeros(2)
         self.tempo_adjust = 1.0
+        # A residual (runtime.srb.residual) also corrects the rule's own choices: how far the trunk
+        # leans (rad) and the pelvis sits lower (m) than the rule has them, and, in its own copy of
+        # the settings, how far tired joints yield and when the body rests (``rule_settings``: the
+        # rule's own).  Zero, and the settings themselves, without one.
+        self.lean_adjust = 0.0
+        self.height_adjust = 0.0
+        self.rule_settings = self.s
         self.steps = 0
 
     @property
@@ -241,7 +248,7 @@ class SrbSimulator:
             self.stopping = True
             self.continue_from_here(r)
             self.events.append(Event(self.time, "halt"))
-        pace = self.tempo * self.tempo_adjust if moving else 1.0
+        pace = min(self.tempo * self.tempo_adjust, 1.0) if moving else 1.0   # never faster than the source
         rate = 0.0 if (holding or ((self.resting or self.stopping) and not still)) else pace
         if rate == 1.0 and not r.contact.any() and in_flight:
             rate, sped = flight_rate(ref, phase, self.p, self.v, self.com_target)
@@ -255,6 +262,8 @@ class SrbSimulator:
         if self.fatigue is not None and economy > 0.0:
             self.sag = self.knees.sag(self.body, economy, self.load_avg, self.fatigue.model.residual_capacity,
                                       r.joints, self.dt)
+            if self.height_adjust:
+                self.sag = max(self.sag + self.height_adjust, 0.0)
 
     def _pace(self, r: RefSample, rate: float, launching: bool, p_r: np.ndarray) -> float:
         """The stride (share of the source's ground speed aimed for) and the clock's final rate.
@@ -530,6 +539,8 @@ class SrbSimulator:
             legs = self.leg_dofs
             working = self.load_avg[legs] > LOADED
             lean = tired_lean(float(residual[legs][working].min() if working.any() else residual[self._knee_dofs].min()))
+            if self.lean_adjust:
+                lean = max(lean + self.lean_adjust, 0.0)
             if lean > 0.0:
                 targets = lean_trunk(targets, self.limbs.joint_slots, lean)
         self._hinge = 0.0
