@@ -32,8 +32,9 @@ VELOCITY_GAIN = 1.0
 # PyBullet's ball-joint motor (measured: one step from rest, unit gains) closes this share of its
 # angle error per step and ignores the target rate (its hinge motor asks for error / dt + rate).
 BALL_ERP = 0.2
-# The most a ball joint's target is set past its goal (rad): a goal that jumps (a cut, a yield
-# released) is not extrapolated into a spin.
+# The most a ball joint's target is set past its goal (rad): a goal that would be led further
+# jumps (a cut, a yield released, a file's test frames) and is not led at all (led, a chest
+# flipping 180 degrees a frame was thrown past its passive stop and the simulation blew up).
 BALL_LEAD_MAX = 0.5
 SOLVER_ITERATIONS = 10
 # End of the trunk's and neck's range (rotation from upright, any direction; flexion is the
@@ -126,10 +127,12 @@ def ball_error(current: list, goal: list) -> tuple[list, float]:
 
 def ahead(previous: list, source: list, target: list, lead: float) -> list:
     """``target`` moved on by ``lead`` times the source's last move (``previous`` to ``source``;
-    quaternions x, y, z, w), at most BALL_LEAD_MAX radians.  The source's move, not the target's:
+    quaternions x, y, z, w); not at all past BALL_LEAD_MAX radians.  The source's move, not the target's:
     a tired joint's yield (effort.LimbGive) answers the torques it applied and is not led."""
     axis, angle = ball_error(previous, source)
-    reach = min(angle * lead, BALL_LEAD_MAX)
+    reach = angle * lead
+    if reach > BALL_LEAD_MAX:
+        return target
     s, c = math.sin(0.5 * reach), math.cos(0.5 * reach)
     return quat.multiply4(target, [axis[0] * s, axis[1] * s, axis[2] * s, c])
 

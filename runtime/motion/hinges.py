@@ -37,6 +37,10 @@ PLANE_SURE = 0.17          # about 10 degrees
 # whichever side lies nearer the held twist (a straight arm a few degrees past straight, a robot's
 # at rest, is bent a few degrees backwards rather than turned round); below it the plane is noise.
 PLANE_NOISE = 0.07         # about 4 degrees
+# A limb that turns more than this between two frames is not moving there (a calibration pose
+# cut against the motion, an encoding's test frames): the frames on either side are not fitted.
+JUMP = np.pi / 2.0
+EASE_IN = 0.2              # s: the fit comes back over this long after such a jump
 
 
 @lru_cache(maxsize=None)
@@ -61,6 +65,30 @@ def _smooth(x: np.ndarray) -> np.ndarray:
 
 def _wrapped(angle: np.ndarray) -> np.ndarray:
     return np.mod(angle + np.pi, 2.0 * np.pi) - np.pi
+
+
+def _calm(fps: float, *rotations: np.ndarray) -> np.ndarray:
+    """(T,) 0 on frames where any of ``rotations`` (T, 4) turns more than JUMP to or from a
+    neighbouring frame, rising to 1 over EASE_IN seconds away from them (1 where none jumps).
+
+    Why: fitted across such a jump, the twist a jumping elbow sheds flips the shoulder by as
+    much every frame (a file whose first frames alternate between two poses flipped its
+    shoulders 140 degrees a frame, and the upper body's simulation blew up); eased, the fit
+    does not jump where it starts again."""
+    frames = rotations[0].shape[0]
+    still = np.zeros(frames, dtype=bool)
+    for q in rotations:
+        jumps = quat.angle_between(q[1:], q[:-1]) > JUMP
+        still[1:] |= jumps
+        still[:-1] |= jumps
+    if not still.any():
+        return np.ones(frames)
+    index = np.arange(frames)
+    marks = np.flatnonzero(still)
+    after = np.searchsorted(marks, index)
+    near = np.minimum(np.abs(index - marks[np.minimum(after, len(marks) - 1)]),
+                      np.abs(index - marks[np.maximum(after - 1, 0)]))
+    return _smooth(near / max(EASE_IN * fps, 1.0))
 
 
 def _held(angle: np.ndarray, sure: np.ndarray) -> np.ndarray:
@@ -101,7 +129,7 @@ def fit_hinges(clip: Clip) -> Clip:
         away = _wrapped(flexing - held)
         nearer = np.where(np.abs(away) > 0.5 * np.pi, _wrapped(away + np.pi), away)
         trust = _smooth(bend / PLANE_NOISE) * _smooth((0.5 * np.pi - np.abs(nearer)) / (np.pi / 6.0))
-        alpha = held + trust * nearer
+        alpha = (held + trust * nearer) * _calm(clip.fps, q_hinge, quat.normalize(clip.joint_rots[:, u]))
         turn = _twist_about_segment(alpha)                   # upper link: new = old * turn
         q_upper = quat.normalize(clip.joint_rots[:, u])
         new_upper = quat.multiply(q_upper, turn)

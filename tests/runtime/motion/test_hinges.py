@@ -127,3 +127,23 @@ def test_an_arm_a_few_degrees_past_straight_keeps_its_hand():
     assert np.abs(after - before).max() < 1e-3
     angle = np.degrees(quat.hinge_angle(fitted.joint_rots[:, NAMES.index("right_elbow")]))
     assert np.all(np.abs(angle) < 7.0)
+
+
+def test_frames_that_jump_between_poses_are_not_fitted():
+    """A file whose first frames alternate between two poses (an encoding's test frames): a fit
+    across those jumps flipped the shoulders as far as the elbows every frame and the upper body's
+    simulation blew up.  The frames beside a jump keep the source's shoulder; the rest are fitted."""
+    clip = twisted_guard()
+    rots = clip.joint_rots.copy()
+    other = twisted_guard(twist=-0.9).joint_rots[0]
+    rots[1:6:2] = other                               # frames 1, 3, 5: the other pose
+    clip = replace(clip, joint_rots=rots)
+    fitted = hinges.fit_hinges(clip)
+    s = NAMES.index("right_shoulder")
+    assert np.allclose(fitted.joint_rots[:7, s], clip.joint_rots[:7, s])
+    # The fit eases back in after the jumps (no jump of its own), and is as before beyond.
+    step = np.degrees(quat.angle_between(fitted.joint_rots[1:], fitted.joint_rots[:-1]))[:, s]
+    assert step.max() < 15.0, step
+    calm = hinges.fit_hinges(twisted_guard())
+    later = 6 + int(round(hinges.EASE_IN * clip.fps))
+    assert np.array_equal(fitted.joint_rots[later:, s], calm.joint_rots[later:, s])
