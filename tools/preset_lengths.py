@@ -90,11 +90,8 @@ def measure(clip_name: str, seconds: float, preset: str) -> dict:
 def _last_tenth_gain(take, fresh, series) -> float | None:
     """gait.posture_gain over the frames showing the last tenth of the source (where Average and
     Untrained are meant to look tired)."""
-    from runtime.motion import metrics
-
     end = float(fresh.reference_time[-1])
-    late = take.reference_time >= (1.0 - TENTH) * end
-    return metrics.matched_gain(take, fresh, lambda t: series(t.clip), lambda mine, theirs: late)
+    return gait.posture_gain(take, fresh, series, during=take.reference_time >= (1.0 - TENTH) * end)
 
 
 def _measure(task: tuple) -> dict:

@@ -176,6 +176,15 @@ class TempoRule:
         self.events.append(Event(time, "resume", reason))
 
 
+def weakest_loaded(capacity: np.ndarray, load: np.ndarray, otherwise: float | None = None) -> float:
+    """The residual ``capacity`` of the weakest joint carrying more than LOADED of its strength
+    (``load``, per joint); where none does, ``otherwise`` (default: the weakest of them all)."""
+    loaded = load > LOADED
+    if loaded.any():
+        return float(capacity[loaded].min())
+    return float(capacity.min()) if otherwise is None else otherwise
+
+
 def relative_effort(load: np.ndarray, capacity: np.ndarray) -> float:
     """The largest share of what a loaded joint has left that the motion asks of it: ``load``
     (torque over strength, recent average) over ``capacity`` (residual capacity), per joint,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..body import proxy
-from ..fatigue.tempo import LOADED, relative_effort, TempoRule
+from ..fatigue.tempo import relative_effort, TempoRule, weakest_loaded
 from ..maths import lowpass, quat
 from ..motion.clip import REVOLUTE_AXIS
 from ..reference.pose_output import SimState
@@ -184,8 +184,7 @@ class FloorSimulator:
         could carry the motion again or recovery has stalled."""
         rule = self.rule
         rc = self.fatigue.model.residual_capacity
-        loaded = self.load_avg > LOADED
-        weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
+        weakest = weakest_loaded(rc, self.load_avg)
         ended = self.phase >= self.ref.duration - 1e-9
         if rule.resting:
             reason = rule.rest_over(weakest, ended, self.time, self.phase)

@@ -338,11 +338,12 @@ def features(take: Take, source_duration: float) -> TakeFeatures:
     )
 
 
-def posture_gain(tired: Take, fresh: Take, series) -> float | None:
+def posture_gain(tired: Take, fresh: Take, series, during: np.ndarray | None = None) -> float | None:
     """Mean of ``series(tired.clip) - series(fresh.clip)`` at the same moments of the source, over the
-    frames the tired take performs it (runtime.motion.metrics.matched_gain, every frame counted)."""
+    frames the tired take performs it (runtime.motion.metrics.matched_gain), all of them or those
+    where ``during`` (per tired frame) holds."""
     return metrics.matched_gain(tired, fresh, lambda take: series(take.clip),
-                                lambda mine, theirs: np.ones(len(mine), dtype=bool))
+                                lambda mine, theirs: np.ones(len(mine), dtype=bool) if during is None else during)
 
 
 def pose_difference_series(take: Take, source: Clip) -> np.ndarray:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..body import description
 from ..maths import quat, repeatable
+from ..maths.ease import smoothsteps
 from .clip import Clip
 
 # Upper ball joint, hinge, lower ball joint (None: the hinge's child is fixed, the hand).
@@ -58,11 +59,6 @@ def _twist_about_segment(angle: np.ndarray) -> np.ndarray:
     return np.stack([np.zeros_like(half), -repeatable.sin(half), np.zeros_like(half), repeatable.cos(half)], axis=-1)
 
 
-def _smooth(x: np.ndarray) -> np.ndarray:
-    x = np.clip(x, 0.0, 1.0)
-    return x * x * (3.0 - 2.0 * x)
-
-
 def _wrapped(angle: np.ndarray) -> np.ndarray:
     return np.mod(angle + np.pi, 2.0 * np.pi) - np.pi
 
@@ -88,7 +84,7 @@ def _calm(fps: float, *rotations: np.ndarray) -> np.ndarray:
     after = np.searchsorted(marks, index)
     near = np.minimum(np.abs(index - marks[np.minimum(after, len(marks) - 1)]),
                       np.abs(index - marks[np.maximum(after - 1, 0)]))
-    return _smooth(near / max(EASE_IN * fps, 1.0))
+    return smoothsteps(near / max(EASE_IN * fps, 1.0))
 
 
 def _held(angle: np.ndarray, sure: np.ndarray) -> np.ndarray:
@@ -123,12 +119,12 @@ def fit_hinges(clip: Clip) -> Clip:
         # Turning the upper link by -alpha about its segment turns w by alpha about Y (from x to
         # z is a negative turn about Y): alpha brings w into the hinge's plane, on its flexing side.
         flexing = repeatable.arctan2(sign * w[:, 2], sign * w[:, 0])
-        held = _held(flexing, _smooth(bend / PLANE_SURE))
+        held = _held(flexing, smoothsteps(bend / PLANE_SURE))
         # Nearly straight: the plane on the side nearer the held twist, so the hand or foot is
         # still where the source has it; not where that side is a quarter turn away (it flips).
         away = _wrapped(flexing - held)
         nearer = np.where(np.abs(away) > 0.5 * np.pi, _wrapped(away + np.pi), away)
-        trust = _smooth(bend / PLANE_NOISE) * _smooth((0.5 * np.pi - np.abs(nearer)) / (np.pi / 6.0))
+        trust = smoothsteps(bend / PLANE_NOISE) * smoothsteps((0.5 * np.pi - np.abs(nearer)) / (np.pi / 6.0))
         alpha = (held + trust * nearer) * _calm(clip.fps, q_hinge, quat.normalize(clip.joint_rots[:, u]))
         turn = _twist_about_segment(alpha)                   # upper link: new = old * turn
         q_upper = quat.normalize(clip.joint_rots[:, u])

@@ -123,21 +123,14 @@ class Reference:
         """Phase at which the next flight (neither foot down) of at least ``flight`` s begins, if
         within ``within`` s of ``phase``; None if none does."""
         i, _ = self.index(phase)
-        air = ~self.contact.any(axis=1)
-        stop = min(len(air), i + 1 + int(math.ceil(within * self.clip.fps)))
+        stop = min(len(self.contact), i + 1 + int(math.ceil(within * self.clip.fps)))
         least = max(1, int(math.ceil(flight * self.clip.fps - 1e-9)))
-        for k in np.flatnonzero(air[i:stop]):
-            begin = i + int(k)
-            if begin > i and air[begin - 1]:
-                continue                    # the rest of a flight already judged
-            first, end = begin, begin
-            while first > 0 and air[first - 1]:
-                first -= 1
-            while end < len(air) and air[end]:
-                end += 1
-            if end - first >= least:
-                return begin / self.clip.fps
-        return None
+        spans = self.__dict__.get("_flight_spans")
+        if spans is None:
+            spans = run_spans(~self.contact.any(axis=1), self.clip.fps)
+            object.__setattr__(self, "_flight_spans", spans)
+        later = np.flatnonzero(spans[i:stop] >= least / self.clip.fps)
+        return None if later.size == 0 else (i + later[0]) / self.clip.fps
 
     def next_contact_start(self, side: int, phase: float) -> float | None:
         """Phase at which the foot's next reference stance begins (None if never)."""
@@ -254,16 +247,20 @@ def travelling(com: np.ndarray, fps: float, scale: float) -> np.ndarray:
     return (span > 0.0) & (net >= TRAVEL_SPEED * scale * np.maximum(span, 1e-9)) & (net >= TRAVEL_STRAIGHT * walked)
 
 
+def run_spans(mask: np.ndarray, fps: float) -> np.ndarray:
+    """Per frame, how long in seconds the unbroken run of ``mask`` that the frame is part of
+    lasts; 0 where ``mask`` is False."""
+    span = np.zeros(len(mask))
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], np.asarray(mask).astype(np.int8), [0]])))
+    for start, stop in zip(edges[::2], edges[1::2]):
+        span[start:stop] = (stop - start) / fps
+    return span
+
+
 def alone_spans(contact: np.ndarray, fps: float) -> np.ndarray:
     """Per frame and foot, how long in seconds the unbroken stretch on that foot alone (the
     other one up) lasts that the frame is part of; 0 where the foot is not alone on the floor."""
-    span = np.zeros(contact.shape)
-    for k in range(contact.shape[1]):
-        alone = contact[:, k] & ~contact[:, 1 - k]
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], alone.astype(np.int8), [0]])))
-        for start, stop in zip(edges[::2], edges[1::2]):
-            span[start:stop, k] = (stop - start) / fps
-    return span
+    return np.stack([run_spans(contact[:, k] & ~contact[:, 1 - k], fps) for k in range(contact.shape[1])], axis=1)
 
 
 def _ballistic_stance(contact: np.ndarray, com_vel_z: np.ndarray, fps: float) -> np.ndarray:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..maths.ease import smoothstep
-from ..fatigue.tempo import LAUNCH_FLIGHT, LAUNCH_LEAD, LOADED, relative_effort
+from ..fatigue.tempo import LAUNCH_FLIGHT, LAUNCH_LEAD, relative_effort, weakest_loaded
 from ..maths.rotation import quat_matrix
 from ..reference.legs import flatten_foot, stance_leg_rows
 from ..reference.rigid_body import GRAVITY, kin_scale
@@ -268,8 +268,7 @@ def decide_rest(sim) -> None:
         sim.sinking += (below - sim.sinking) * sim.sinking_blend
     rc = sim.fatigue.model.residual_capacity[dofs]
     load = sim.load_avg[dofs]
-    loaded = load > LOADED
-    rc_eff = float(rc[loaded].min()) if loaded.any() else float(rc.min())
+    rc_eff = weakest_loaded(rc, load)
     # After the source motion's end there is nothing to carry on with: a rest there lasts
     # until the legs have recovered (the keyed end pose may cost more than standing easy).
     ended = sim.phase >= sim.ref.duration - 1e-9
@@ -298,9 +297,8 @@ def decide_rest(sim) -> None:
     # punch slower and a tired neck and trunk dance slower (at the legs' tempo a tired dancer's
     # neck whipped 21 degrees in a frame), but a walk does not stop for its arms.
     upper = sim.upper_dofs
-    held = sim.fatigue.model.residual_capacity[upper][sim.load_avg[upper] > LOADED]
-    rule.pace(min(rc_eff, float(held.min())) if held.size else rc_eff, relative_effort(load, rc),
-              sim.phase, sim.time, sim.dt)
+    held = weakest_loaded(sim.fatigue.model.residual_capacity[upper], sim.load_avg[upper], rc_eff)
+    rule.pace(min(rc_eff, held), relative_effort(load, rc), sim.phase, sim.time, sim.dt)
     # Rest where a person would: both feet down, upright, hips over the feet (until then the
     # motion goes on at the slowest tempo); exhausted, anywhere both feet are down, since a
     # motion that never offers such a moment would otherwise carry the body until it falls.

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..body import proxy
 from ..fatigue.effort import KneeSag, lean_trunk, leg_effort, LimbGive, tired_lean, yielding_strength
-from ..fatigue.tempo import catch_up_pace, flight_rate, LOADED, single_support_rate, TempoRule
+from ..fatigue.tempo import catch_up_pace, flight_rate, single_support_rate, TempoRule, weakest_loaded
 from ..maths import quat
 from ..maths.rotation import cross, cross_rows, matrix_to_quat, quat_matrix
 from ..motion.take import Event
@@ -536,9 +536,8 @@ class SrbSimulator:
             give = self.limb_give.yields(self.s.effort_economy, capacity, self.body.tau_max_inv[self.limbs.dofs],
                                          self.dt)
             bend = self.posture.update(self.resting, float(capacity[self._arm_dofs].min()))
-            legs = self.leg_dofs
-            working = self.load_avg[legs] > LOADED
-            lean = tired_lean(float(residual[legs][working].min() if working.any() else residual[self._knee_dofs].min()))
+            lean = tired_lean(weakest_loaded(residual[self.leg_dofs], self.load_avg[self.leg_dofs],
+                                             float(residual[self._knee_dofs].min())))
             if self.lean_adjust:
                 lean = max(lean + self.lean_adjust, 0.0)
             if lean > 0.0:

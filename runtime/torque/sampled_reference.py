@@ -17,7 +17,7 @@ import numpy as np
 
 from ..body import proxy
 from ..engines import chooser
-from ..fatigue.tempo import LAUNCH_LEAD, LOADED, relative_effort, TempoRule
+from ..fatigue.tempo import LAUNCH_LEAD, relative_effort, TempoRule, weakest_loaded
 from ..srb.simulator import SrbSettings
 
 DAMPING_RATIO = 0.1       # s: kd / kp of every servo (runtime.torque.samcon's servos)
@@ -188,8 +188,7 @@ class Clock:
         rule, s = self.rule, self.settings
         rc = model.residual_capacity[self.legs]
         load = model.target_load[self.legs]
-        loaded = load > LOADED
-        weakest = float(rc[loaded].min()) if loaded.any() else float(rc.min())
+        weakest = weakest_loaded(rc, load)
         phase = self.x * self.ref.dt
         dt, self.last_time = time - self.last_time, time
         if rule.resting:
