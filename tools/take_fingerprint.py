@@ -8,7 +8,10 @@ tired, 10 s) with the bench's source-balance report; ``demo`` the demo's jump, f
 ``exhausted`` 20 s takes at the Exhausted preset and at fitness 0 with a high speed-up (rests, halts,
 closing steps, floor work); ``extra`` the paths the others miss (learned foot placement, a push,
 kinematic limbs, effort economy 0 and 2, the character's proportions); ``blend`` the demo's Blender
-bake (needs the bpy module): its take and the keys written.  A take's hash covers every array, the
+bake (needs the bpy module): its take and the keys written; ``corpus_blend`` real corpus files
+imported as a user would (one per rig family: BVH, Mixamo FBX, glTF, Unreal names, arms-down and
+not-human rests) and a generated Rigify rig, baked Fresh and Exhausted through the button's calls:
+each take and every key written (needs the bpy module and ../shared/corpus).  A take's hash covers every array, the
 events, notes and stats (less the wall-clock ones): any last-bit difference changes it.
 """
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import importlib
 import json
 import sys
 import time
@@ -28,7 +32,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-SETS = ("srb", "torque", "demo", "exhausted", "extra", "blend")
+SETS = ("srb", "torque", "demo", "exhausted", "extra", "blend", "corpus_blend")
+# corpus_blend: one file per rig family the detection and retarget read differently (the manifests'
+# naming_family and rest_pose fields), the first action each import assigns, its first seconds.
+CORPUS_BLEND_FILES = (
+    "bvh/xia_depressed_18_000.bvh",                     # BVH, CMU names, T rest
+    "fbx/mixamo_Flair.fbx",                             # Mixamo FBX (mixamorig:)
+    "gltf/Soldier.glb",                                 # glTF, reduced Mixamo
+    "gltf/mesh2motion_sample-rig_unreal-names.glb",     # Unreal mannequin names, T rest
+    "bvh/biovision_Example1.bvh",                       # arms-down rest
+    "fbx/kenney_run_control-rig.fbx",                   # arms-down rest, deform bones beside controls
+    "bvh/bandai_dataset-1_dash_normal_001.bvh",         # a rest that is not a human shape (body_pose)
+)
+CORPUS_BLEND_PRESETS = ("Fresh", "Exhausted")
+CORPUS_BLEND_SECONDS = 2.0
 WALL_STATS = ("wall_seconds", "realtime_x")
 EXHAUSTED_CLIPS = ("walk", "kick", "dance_a", "dance_b", "run", "jump", "crawl", "roll", "getup_facedown")
 
@@ -182,7 +199,6 @@ def _extra(variant: str):
 
 def _blend() -> dict:
     """The demo's Blender bake: the take simulate() returned and the keys the bake wrote."""
-    import importlib
 
     import bpy
     import demo_blend
@@ -217,6 +233,81 @@ def _blend() -> dict:
     return out
 
 
+def _keys_hash(anim, action) -> str:
+    """Every key of ``action``: data path, index, (frame, value) as float32."""
+    h = hashlib.sha256()
+    for fc in sorted(anim.all_action_fcurves(action), key=lambda f: (f.data_path, f.array_index)):
+        co = np.zeros(2 * len(fc.keyframe_points), dtype=np.float32)
+        fc.keyframe_points.foreach_get("co", co)
+        h.update(f"{fc.data_path}|{fc.array_index}|".encode())
+        h.update(co.tobytes())
+    return h.hexdigest()
+
+
+def _bake_both(obj, action, key: str, out: dict) -> None:
+    """``action`` on ``obj`` baked at each CORPUS_BLEND_PRESETS through the button's calls."""
+    import bpy
+
+    import corpus as corpus_tool
+
+    anim = importlib.import_module("fatigued_takes.fatigue_addon.anim")
+    bake = importlib.import_module("fatigued_takes.fatigue_addon.bake")
+    backend = importlib.import_module("fatigued_takes.fatigue_addon.backend")
+    BakeOptions = importlib.import_module("fatigued_takes.fatigue_addon.bake_options").BakeOptions
+    scene = bpy.context.scene
+    start, end = corpus_tool.bake_range(action, scene.render.fps / scene.render.fps_base, CORPUS_BLEND_SECONDS)
+    for preset in CORPUS_BLEND_PRESETS:
+        anim.assign_action(obj, action)
+        try:
+            job = bake.prepare(bpy.context, obj, options=BakeOptions(preset=preset, frame_start=start, frame_end=end))
+            take = backend.run_sync(bake.make_run(job, None, threaded=False), None, None)
+            bake.write(bpy.context, job, take)
+        except Exception as exc:        # a refusal is part of the fingerprint: its one line
+            out[f"corpus_blend/{key}/{preset}/refused"] = hashlib.sha256(str(exc).encode()).hexdigest()
+            continue
+        out[f"corpus_blend/{key}/{preset}/take"] = take_hash(take)
+        out[f"corpus_blend/{key}/{preset}/keys"] = _keys_hash(anim, bpy.data.actions[job.take_name])
+    anim.assign_action(obj, action)
+
+
+def _corpus_blend() -> dict:
+    """Real files (corpus_import, as ./fatigue corpus imports them) and a generated Rigify rig,
+    baked Fresh and tired: each take and the keys written."""
+    import bpy
+
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
+    import addon_package
+    import corpus as corpus_tool
+    import corpus_import
+
+    pkg = addon_package.load_addon_package()
+    out: dict[str, str] = {}
+    for rel in CORPUS_BLEND_FILES:
+        path = corpus_import.CORPUS / rel
+        if not path.is_file():
+            print(f"take_fingerprint: {path} is missing: corpus_blend skips it", file=sys.stderr)
+            continue
+        arms = corpus_import.import_file(path)
+        pkg.register()
+        try:
+            obj = arms[0]
+            action = corpus_import.armature_actions(obj)[0]
+            corpus_tool.rest_pose(obj)
+            _bake_both(obj, action, rel, out)
+        finally:
+            pkg.unregister()
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    pkg.register()
+    try:
+        import rigify_takes
+
+        rig = rigify_takes.generate()
+        _bake_both(rig, rigify_takes.walk_source(rig), "rigify/walk", out)
+    finally:
+        pkg.unregister()
+    return out
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, help="write {key: sha256} here")
@@ -235,6 +326,8 @@ def main(argv: list[str]) -> int:
         with get_context("fork").Pool(max(1, args.jobs)) as pool:
             for key, digest, _ in pool.imap_unordered(_run, jobs):
                 result[key] = digest
+    if "corpus_blend" in sets:
+        result.update(_corpus_blend())
     if "blend" in sets:
         result.update(_blend())
     result = dict(sorted(result.items()))
