@@ -31,7 +31,9 @@ from ..runtime.body import proxy
 from ..runtime.fatigue.tempo import MAX_STRETCH
 from ..runtime.request import (HEIGHT_RANGE, MASS_RANGE, SimulationRequest, height_problem, mass_problem,
                                source_frames_problem)
-from . import anim, backend, checks, heat, retarget, rig_controls, rig_space, rigmap, root_motion, source_pose
+from . import anim, backend, checks, heat, retarget, rig_controls, rigmap, source_pose
+from .rig import root_motion
+from .rig import space as rig_space
 from .bake_options import BakeOptions, SettingsView
 from .failure import BakeInputError, RigMappingError
 from .fitness import build_schedule, settings_curves, tiredness_keys
@@ -199,25 +201,27 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         if too_many is not None:
             raise BakeInputError(f"{too_many[0].upper()}{too_many[1:]}: {where}")
         mapping = resolve_mapping(obj, settings)
-        frame, why = rigmap.body_pose(obj, mapping)       # None: the rest pose is a human shape
+        frame, why = rigmap.body_pose(obj, mapping, source)       # None: the rest pose is a human shape
         pose_notes = [rigmap.pose_note(obj.name, frame, why)] if frame is not None else []
         if rig_space.is_mirrored(obj.matrix_world):
             pose_notes.insert(0, rig_space.mirrored_note(obj.name))
-        mapping, side_notes = checks.check_mapping_sense(obj, mapping, frame=frame)
+        mapping, side_notes = checks.check_mapping_sense(obj, mapping, frame=frame, action=source)
         key_plan = rig_controls.plan_keys(obj, mapping)
-        height, size_notes = body_height(obj, settings, mapping, frame)
+        size = retarget.rig_size(obj, mapping, frame)     # the rig measured once: height and proportions
+        height, size_notes = body_height(obj, settings, mapping, frame, size)
         mass = float(settings.mass)
         if mass_problem(mass) is not None:
             raise BakeInputError(f"Mass is {mass!r} kg: set {MASS_RANGE[0]:g} to {MASS_RANGE[1]:g} kg in the Fatigue panel")
         t1 = time.perf_counter()
-        plan = body_plan(obj, settings, mapping, frame)
+        plan = body_plan(obj, settings, mapping, frame, size)
         from ..runtime.body.anthropometry import standing_pelvis_height
 
         pelvis = standing_pelvis_height(plan, height)
-        clip, info = retarget.action_to_clip(obj, mapping, start, end, proxy_height=height, pelvis_height=pelvis,
-                                             reference_frame=frame)
+        read = retarget.read_action(obj, mapping, start, end, reference_frame=frame, action=source,
+                                    proxy_height=height)       # the source action read once
+        clip, info = retarget.convert(obj, read, height, pelvis)
         checks.check_moves(obj, source, mapping, clip, start, end)
-        clip, info, start, end = _settle_root_jumps(obj, mapping, source, clip, info, start, end, height, pelvis)
+        clip, info, start, end = _settle_root_jumps(obj, read, source, clip, info, start, end, height, pelvis)
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
@@ -239,16 +243,16 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                    played_on=played_on)
 
 
-def _settle_root_jumps(obj, mapping, source, clip, info, start: int, end: int, height: float, pelvis: float):
-    """Skip calibration frames at either end, bake in place when the root channel is not a
-    position, refuse a cut in the middle (see root_motion).  Returns (clip, info, start, end)."""
+def _settle_root_jumps(obj, read, source, clip, info, start: int, end: int, height: float, pelvis: float):
+    """Skip calibration frames at either end (the frames ``read`` holds, narrowed), bake in place
+    when the root channel is not a position, refuse a cut in the middle (see root_motion).
+    Returns (clip, info, start, end)."""
     root = root_motion.plan(clip.root_pos, clip.fps, height)
     if root.kind == "ok":
         return clip, info, start, end
     if root.kind == "trim":
         new_start, new_end = start + root.first, start + root.last
-        clip, info = retarget.action_to_clip(obj, mapping, new_start, new_end, proxy_height=height, pelvis_height=pelvis,
-                                             reference_frame=info.reference_frame)
+        clip, info = retarget.convert(obj, retarget.trimmed(obj, read, root.first, root.last), height, pelvis)
         skipped = []
         if new_start > start:
             skipped.append(f"{start}-{new_start - 1}")
@@ -318,13 +322,14 @@ def resolve_take_name(obj, source, wanted: str | None = None) -> tuple[str, str 
     return name, f"'{base}' is {why}: this take is '{name}' (rename or delete '{base}' to use its name)"
 
 
-def body_height(obj, settings, mapping, frame: int | None = None) -> tuple[float, list]:
+def body_height(obj, settings, mapping, frame: int | None = None, size=None) -> tuple[float, list]:
     """The simulated body's height (m) and what to tell the animator about it.  From the rig when
     it asks for that and the rig measures a human height in metres; a rig in other units (a BVH
     in centimetres or inches) is simulated at the panel's Height and says so: the retarget maps
     positions by the ratio, so the take stays in the rig's own units.  ``frame``: the animated
-    frame the body is measured on (rigmap.body_pose), None for the rest pose."""
-    size = retarget.rig_size(obj, mapping, frame)
+    frame the body is measured on (rigmap.body_pose), None for the rest pose; ``size``: its
+    rig_size when measured already."""
+    size = size if size is not None else retarget.rig_size(obj, mapping, frame)
     if settings.use_rig_height and size.in_metres:
         return float(size.stature), []
     height = float(settings.height)
@@ -347,7 +352,7 @@ def policy_path(settings) -> str | None:
     return str(policy.DEFAULT_MODEL)
 
 
-def body_plan(obj, settings, mapping: dict, frame: int | None = None):
+def body_plan(obj, settings, mapping: dict, frame: int | None = None, size=None):
     """The proxy's proportions: measured on the rig's rest pose (or the animated ``frame`` the body
     is measured on; scale-free: lengths over the rig's height) with de Leva masses, or None for the
     default humanoid."""
@@ -355,8 +360,8 @@ def body_plan(obj, settings, mapping: dict, frame: int | None = None):
 
     if settings.proportions != "RIG":
         return None
-    return anthropometry.plan_from_lengths(retarget.rig_segment_lengths(obj, mapping, frame),
-                                           retarget.rig_size(obj, mapping, frame).stature,
+    size = size if size is not None else retarget.rig_size(obj, mapping, frame)
+    return anthropometry.plan_from_lengths(retarget.rig_segment_lengths(obj, mapping, frame), size.stature,
                                            sex=settings.mass_distribution.lower())
 
 

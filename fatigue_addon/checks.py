@@ -94,12 +94,13 @@ def check_frames_keyed(obj, action, start: int, end: int, fps: float, where: str
                              f"{where} within {first}-{last}, e.g. the keys' {lo:g}-{hi:g}")
 
 
-def check_mapping_sense(obj, mapping: dict, frame: int | None = None) -> tuple[dict, list[str]]:
+def check_mapping_sense(obj, mapping: dict, frame: int | None = None, action=None) -> tuple[dict, list[str]]:
     """Refuse a (usually hand-edited) rig mapping that is complete but wrong: a bone given to two
     joints, a head, hand or toe in another limb, or left and right swapped (judged in the rest
     pose, or on the animated ``frame`` the body is measured on: rigmap.body_pose).  Returns the
     mapping to bake and its notes: bones named for the wrong sides (where the feet and the knees'
-    bend over the action agree) are baked with their sides swapped, one note saying so."""
+    bend over the action agree) are baked with their sides swapped, one note saying so.
+    ``action``: the action baked (default: the assigned one)."""
     from . import rigmap
 
     label = rigmap.KEY_LABELS
@@ -140,13 +141,13 @@ def check_mapping_sense(obj, mapping: dict, frame: int | None = None) -> tuple[d
             raise BakeInputError(f"Rig mapping: {label[key]} is '{bone}', a bone of the {label[got].lower()} "
                                  f"'{mapping[got]}': map the {label[key].lower()} bone in the Rig Mapping list "
                                  f"(or press Detect Rig)")
-    return _check_sides(obj, mapping, label, frame)
+    return _check_sides(obj, mapping, label, frame, action)
 
 
-def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> tuple[dict, list[str]]:
+def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None, action=None) -> tuple[dict, list[str]]:
     """Left and right judged in the rest pose (or the animated ``frame`` the body is measured on),
     in the armature's own space (so the object's rotation or scale does not matter; a mirrored
-    object is read as its mirror image: rig_space.object_matrix): a person's left is up x forward,
+    object is read as its mirror image: rig.space.object_matrix): a person's left is up x forward,
     with up from the pelvis to the neck and forward from the ankles to the toes (or along the
     feet).  Rows swapped by hand (their bones' names say the other sides) are refused.  Where the
     names say the rows' sides, the feet alone do not overrule them (a creature's heel-raised leg
@@ -155,7 +156,8 @@ def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> t
     mapping is swapped and a note says so.  Returns (mapping, notes)."""
     import numpy as np
 
-    from .rigmap import parse_name, read_pose
+    from .rig.names import parse_name
+    from .rigmap import read_pose
 
     bones = obj.data.bones
     posed = read_pose(obj, frame) if frame is not None else None
@@ -207,7 +209,7 @@ def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> t
                                  f"'{mapping[f'left_{joint}']}' is on the character's right: swap the left and "
                                  f"right rows in the Rig Mapping list (or press Detect Rig)")
         wrong.append(joint)
-    if not wrong or knee_sense(obj, mapping) > -KNEES_BEND:
+    if not wrong or knee_sense(obj, mapping, action) > -KNEES_BEND:
         return mapping, []
     first = f"left_{wrong[0]}"
     if right:
@@ -225,7 +227,7 @@ def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None) -> t
 KNEES_BEND = 0.02      # knees bent forward of the hip-ankle line, on average, by this share of the trunk
 
 
-def knee_sense(obj, mapping: dict) -> float:
+def knee_sense(obj, mapping: dict, action=None) -> float:
     """How far the knees bend forward over the assigned action, as ``mapping``'s sides have it: the
     knee's offset from its hip-ankle line along the body's forward (left x up, left from the mapped
     right hip to the left one, up from the pelvis to the neck, each frame its own), averaged over
@@ -236,7 +238,7 @@ def knee_sense(obj, mapping: dict) -> float:
     from .rigmap import action_frames, read_pose
 
     total, count = 0.0, 0
-    for f in action_frames(obj):
+    for f in action_frames(action if action is not None else anim.active_action(obj)):
         pose = read_pose(obj, f)
 
         def at(key):

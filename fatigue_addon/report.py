@@ -7,7 +7,7 @@ from ..runtime.body import proxy
 from ..runtime.motion import metrics
 from ..runtime.motion.take import tempo_phrase
 from ..runtime.reference.support import FEET_ONLY
-from .rigify import SNAP_HINT
+from .rig.rigify import SNAP_HINT
 
 
 BEHIND_NOTICE_M = 0.1    # m: a take that ends this far short of the source's path says so in its summary

@@ -26,7 +26,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from . import anim, retarget, rigify, rigmap
+from . import anim, retarget, rigmap
+from .rig import rigify
 from .failure import BakeInputError
 
 OVERRIDING = frozenset({"COPY_TRANSFORMS", "COPY_ROTATION", "CHILD_OF", "ARMATURE", "DAMPED_TRACK", "TRACK_TO",

@@ -263,6 +263,7 @@ def _bake_both(obj, action, key: str, out: dict) -> None:
             take = backend.run_sync(bake.make_run(job, None, threaded=False), None, None)
             bake.write(bpy.context, job, take)
         except Exception as exc:        # a refusal is part of the fingerprint: its one line
+            print(f"take_fingerprint: {key} {preset}: {type(exc).__name__}: {exc}", file=sys.stderr)
             out[f"corpus_blend/{key}/{preset}/refused"] = hashlib.sha256(str(exc).encode()).hexdigest()
             continue
         out[f"corpus_blend/{key}/{preset}/take"] = take_hash(take)

@@ -1,5 +1,5 @@
-"""Where a rig stands (fatigue_addon.rig_space) and what a jumping root means (root_motion): pure
-numpy on joint positions, checked against hand-made skeletons in every orientation and unit."""
+"""Where a rig stands (fatigue_addon.rig.space) and what a jumping root means (root_motion): pure
+numpy on joint positions (no bpy), checked against hand-made skeletons in every orientation and unit."""
 from __future__ import annotations
 
 import importlib
@@ -8,17 +8,19 @@ import math
 import numpy as np
 import pytest
 
-pytest.importorskip("bpy")
+from addon_package import PACKAGE_NAME, load_addon_package
 
 
 @pytest.fixture(scope="module")
-def rs(addon_package):
-    return importlib.import_module("fatigued_takes.fatigue_addon.rig_space")
+def rs():
+    load_addon_package()
+    return importlib.import_module(f"{PACKAGE_NAME}.fatigue_addon.rig.space")
 
 
 @pytest.fixture(scope="module")
-def rm(addon_package):
-    return importlib.import_module("fatigued_takes.fatigue_addon.root_motion")
+def rm():
+    load_addon_package()
+    return importlib.import_module(f"{PACKAGE_NAME}.fatigue_addon.rig.root_motion")
 
 
 def standing(scale=1.0):

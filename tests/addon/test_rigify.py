@@ -87,7 +87,7 @@ def test_detect_rig_maps_every_joint_of_a_generated_human(rigified):
     _, obj = _generate("armature_human_metarig_add")
     try:
         mapping = rigmap.detect_mapping(obj)
-        assert mapping.required() == {k: mod("fatigue_addon.rigify").DEFORM[k] for k in KEYS}
+        assert mapping.required() == {k: mod("fatigue_addon.rig.rigify").DEFORM[k] for k in KEYS}
         assert mapping["head"] == "DEF-spine.006" and not mapping.problems
         preset = rigmap.apply_preset(obj, rigmap.load_mapping(rigmap.shipped_presets()["rigify_generated"]))
         assert preset.bones == mapping.bones and not preset.problems
@@ -115,7 +115,7 @@ def test_a_deform_only_skeleton_maps_its_head(rigified):
     obj = rigs.build_armature("DefOnly", rows)
     try:
         mapping = rigmap.detect_mapping(obj)
-        assert mapping.required() == {k: mod("fatigue_addon.rigify").DEFORM[k] for k in KEYS}
+        assert mapping.required() == {k: mod("fatigue_addon.rig.rigify").DEFORM[k] for k in KEYS}
         assert mapping.get("head") == "DEF-spine.006"
     finally:
         bpy.data.objects.remove(obj)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime.body import proxy
+from ...runtime.body import proxy
 
 # Proxy chains at its default height (DeepMimic humanoid, URDF x URDF_SCALE): thigh and shank from
 # joint to joint, hip level to the neck joint (root->chest->neck); ankle joint above the sole.

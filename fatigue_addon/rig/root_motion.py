@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime.motion import clip as rclip
-from ..runtime.body import proxy
+from ...runtime.motion import clip as rclip
+from ...runtime.body import proxy
 
 EDGE_SECONDS = 1.0        # jumps only this close to either end (at most a third of the clip): skipped
 BROKEN_SHARE = 0.05       # jumps on more than this share of frames: the channel is not a position
