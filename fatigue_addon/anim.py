@@ -36,9 +36,10 @@ def action_curves(action, slot_handle=None) -> list:
     return curves
 
 
-def action_fcurves(obj) -> list:
-    """F-curves that animate ``obj`` through its assigned action (and slot, where slotted)."""
-    action = active_action(obj)
+def action_fcurves(obj, action=None) -> list:
+    """F-curves that animate ``obj`` through ``action`` (default: its assigned one) and the
+    object's slot, where slotted."""
+    action = action if action is not None else active_action(obj)
     if action is None:
         return []
     if getattr(action, "layers", None) is None or getattr(action, "is_action_legacy", False):
@@ -47,10 +48,10 @@ def action_fcurves(obj) -> list:
     return action_curves(action, slot.handle) if slot is not None else []
 
 
-def animated_bones(obj) -> set:
-    """Names of pose bones with at least one F-curve in the assigned action."""
+def animated_bones(obj, action=None) -> set:
+    """Names of pose bones with at least one F-curve in ``action`` (default: the assigned one)."""
     names = set()
-    for fc in action_fcurves(obj):
+    for fc in action_fcurves(obj, action):
         path = fc.data_path
         if path.startswith('pose.bones["'):
             names.add(path[len('pose.bones["'):].split('"]', 1)[0])

@@ -193,9 +193,10 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
              if fc.data_path[len("fatigue_settings."):] not in overrides]
     takes = [t for t in (anim.active_action(obj), settings.baked_action)       # the pose they left is not the source's
              if t is not None and t.get(TAKE_TAG) == source.name]
-    with _assigned(obj, source), source_pose.played_on(obj, source, source_pose.kept(takes)):
-        played_on = source_pose.unkeyed(obj, source)
-        checks.check_armature(obj, scene, (start, end))
+    keyed_channels = source_pose.keyed_channels(source)
+    with _assigned(obj, source), source_pose.played_on(obj, keyed_channels, source_pose.kept(takes)):
+        played_on = source_pose.unkeyed(obj, keyed_channels)
+        checks.check_armature(obj, scene, (start, end), source)
         checks.check_frames_keyed(obj, source, start, end, scene.render.fps / scene.render.fps_base, where)
         too_many = source_frames_problem(start, end)       # a cycled action has no keys' end to stop at
         if too_many is not None:
@@ -205,7 +206,8 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         pose_notes = [rigmap.pose_note(obj.name, frame, why)] if frame is not None else []
         if rig_space.is_mirrored(obj.matrix_world):
             pose_notes.insert(0, rig_space.mirrored_note(obj.name))
-        mapping, side_notes = checks.check_mapping_sense(obj, mapping, frame=frame, action=source)
+        mapping, side_notes = checks.check_mapping_sense(obj, mapping, frame=frame,
+                                                         frames=rigmap.action_frames(source))
         key_plan = rig_controls.plan_keys(obj, mapping)
         size = retarget.rig_size(obj, mapping, frame)     # the rig measured once: height and proportions
         height, size_notes = body_height(obj, settings, mapping, frame, size)
@@ -487,7 +489,7 @@ def write(context, job: BakeJob, take) -> dict:
         _ensure_bone_props(obj, bones_with_curves, undo)
         if breathes:
             _ensure_breath_prop(obj, undo)
-        with source_pose.played_on(obj, source, job.played_on):     # what the bones it leaves unkeyed hold
+        with source_pose.played_on(obj, source_pose.keyed_channels(source), job.played_on):     # what the bones it leaves unkeyed hold
             if keys.rigify is not None:
                 action, job.controls = rig_controls.write_controls(obj, job.mapping, keys.rigify, take.clip,
                                                                    job.info, name, source_frames, extra_channels=extra,

@@ -5,7 +5,7 @@ from . import anim
 from .failure import BakeInputError
 
 
-def check_armature(obj, scene, frame_range=None) -> dict:
+def check_armature(obj, scene, frame_range=None, action=None) -> dict:
     """Raise BakeInputError unless ``obj`` is an armature with an action to bake; else a summary.
 
     ``frame_range``: (start, end) to check instead of the scene's frame range."""
@@ -20,10 +20,10 @@ def check_armature(obj, scene, frame_range=None) -> dict:
     zero = [b.name for b in bones if b.length < 1e-5]  # Blender 5 keeps ~2e-6 for head == tail
     if zero:
         raise BakeInputError(f"Bone '{zero[0]}' has zero length: give it a tail in Edit Mode")
-    action = anim.active_action(obj)
+    action = action if action is not None else anim.active_action(obj)
     if action is None:
         raise BakeInputError(f"Armature '{obj.name}' has no action: assign one in the Action Editor")
-    animated = anim.animated_bones(obj)
+    animated = anim.animated_bones(obj, action)
     if not animated:
         raise BakeInputError(f"Action '{action.name}' animates no bones of '{obj.name}': assign the character's action")
     start, end = frame_range if frame_range is not None else (scene.frame_start, scene.frame_end)
@@ -58,12 +58,12 @@ def check_editable(obj) -> None:
 PAST_KEYS_SECONDS = 10.0   # a range may hold the first or last pose this long beyond the keys (or the keys' length)
 
 
-def keyed_range(obj) -> tuple[float, float] | None:
+def keyed_range(obj, action=None) -> tuple[float, float] | None:
     """The first and last key of the assigned action's curves (the fatigue curves and muted ones
     aside); None where a curve is cycled (a Cycles modifier plays past its keys: every frame is
     keyed) or nothing is keyed."""
     lo, hi = float("inf"), float("-inf")
-    for fc in anim.action_fcurves(obj):
+    for fc in anim.action_fcurves(obj, action):
         if fc.data_path.startswith("fatigue_settings.") or fc.mute or not len(fc.keyframe_points):
             continue
         if any(m.type == "CYCLES" and not m.mute for m in fc.modifiers):
@@ -78,7 +78,7 @@ def check_frames_keyed(obj, action, start: int, end: int, fps: float, where: str
     that runs on more than PAST_KEYS_SECONDS (or the keys' own length) before or after them: a
     range of a million frames on a 247-frame action was read and prepared for minutes on Blender's
     main thread until memory ran out.  ``where``: how to set the range (the fix the line names)."""
-    keys = keyed_range(obj)
+    keys = keyed_range(obj, action)
     if keys is None:
         return
     lo, hi = keys
@@ -94,13 +94,14 @@ def check_frames_keyed(obj, action, start: int, end: int, fps: float, where: str
                              f"{where} within {first}-{last}, e.g. the keys' {lo:g}-{hi:g}")
 
 
-def check_mapping_sense(obj, mapping: dict, frame: int | None = None, action=None) -> tuple[dict, list[str]]:
+def check_mapping_sense(obj, mapping: dict, frame: int | None = None, frames=None) -> tuple[dict, list[str]]:
     """Refuse a (usually hand-edited) rig mapping that is complete but wrong: a bone given to two
     joints, a head, hand or toe in another limb, or left and right swapped (judged in the rest
     pose, or on the animated ``frame`` the body is measured on: rigmap.body_pose).  Returns the
     mapping to bake and its notes: bones named for the wrong sides (where the feet and the knees'
     bend over the action agree) are baked with their sides swapped, one note saying so.
-    ``action``: the action baked (default: the assigned one)."""
+    ``frames``: the frames of the source the knees are read on (default: rigmap.action_frames of
+    the assigned action)."""
     from . import rigmap
 
     label = rigmap.KEY_LABELS
@@ -141,10 +142,10 @@ def check_mapping_sense(obj, mapping: dict, frame: int | None = None, action=Non
             raise BakeInputError(f"Rig mapping: {label[key]} is '{bone}', a bone of the {label[got].lower()} "
                                  f"'{mapping[got]}': map the {label[key].lower()} bone in the Rig Mapping list "
                                  f"(or press Detect Rig)")
-    return _check_sides(obj, mapping, label, frame, action)
+    return _check_sides(obj, mapping, label, frame, frames)
 
 
-def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None, action=None) -> tuple[dict, list[str]]:
+def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None, frames=None) -> tuple[dict, list[str]]:
     """Left and right judged in the rest pose (or the animated ``frame`` the body is measured on),
     in the armature's own space (so the object's rotation or scale does not matter; a mirrored
     object is read as its mirror image: rig.space.object_matrix): a person's left is up x forward,
@@ -209,7 +210,7 @@ def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None, acti
                                  f"'{mapping[f'left_{joint}']}' is on the character's right: swap the left and "
                                  f"right rows in the Rig Mapping list (or press Detect Rig)")
         wrong.append(joint)
-    if not wrong or knee_sense(obj, mapping, action) > -KNEES_BEND:
+    if not wrong or knee_sense(obj, mapping, frames) > -KNEES_BEND:
         return mapping, []
     first = f"left_{wrong[0]}"
     if right:
@@ -227,18 +228,19 @@ def _check_sides(obj, mapping: dict, label: dict, frame: int | None = None, acti
 KNEES_BEND = 0.02      # knees bent forward of the hip-ankle line, on average, by this share of the trunk
 
 
-def knee_sense(obj, mapping: dict, action=None) -> float:
+def knee_sense(obj, mapping: dict, frames=None) -> float:
     """How far the knees bend forward over the assigned action, as ``mapping``'s sides have it: the
     knee's offset from its hip-ankle line along the body's forward (left x up, left from the mapped
     right hip to the left one, up from the pelvis to the neck, each frame its own), averaged over
     both legs and frames spread over the action, as a share of the trunk (pelvis to neck).  Knees
-    bend forward: a clearly negative value says the mapping's left is the character's right."""
+    bend forward: a clearly negative value says the mapping's left is the character's right.
+    ``frames``: the frames read (default: rigmap.action_frames of the assigned action)."""
     import numpy as np
 
     from .rigmap import action_frames, read_pose
 
     total, count = 0.0, 0
-    for f in action_frames(action if action is not None else anim.active_action(obj)):
+    for f in (frames if frames is not None else action_frames(anim.active_action(obj))):
         pose = read_pose(obj, f)
 
         def at(key):
@@ -263,14 +265,14 @@ def check_moves(obj, action, mapping: dict, clip, start: int, end: int) -> None:
     mapped bones without keying them, so the motion decides, not the keys alone."""
     import numpy as np
 
-    if anim.animated_bones(obj) & set(mapping.values()):
+    if anim.animated_bones(obj, action) & set(mapping.values()):
         return
     q = np.asarray(clip.joint_rots, dtype=float)
     if len(q) < 2:
         return
     if float(np.abs(np.sum(q * q[:1], axis=-1)).min()) < math.cos(math.radians(0.25)):   # a joint turns > 0.5 deg
         return
-    keyed = sorted(anim.animated_bones(obj))
+    keyed = sorted(anim.animated_bones(obj, action))
     raise BakeInputError(f"Action '{action.name}' moves none of the mapped bones of '{obj.name}' in frames "
                          f"{start}-{end} (it keys only {', '.join(keyed[:3])}{', ...' if len(keyed) > 3 else ''}): "
                          f"assign the character's body animation, or map the bones it animates in the Rig Mapping list")

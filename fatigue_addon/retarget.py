@@ -133,7 +133,7 @@ def read_action(obj, mapping, frame_start: int, frame_end: int, method: str = "a
     fps = scene.render.fps / scene.render.fps_base
     _check_height(proxy_height)
     frames = np.arange(frame_start, frame_end + 1, dtype=np.float64)
-    reasons = scene_path_reasons(obj, [bones[k] for k in HUMANOID_KEYS])
+    reasons = scene_path_reasons(obj, [bones[k] for k in HUMANOID_KEYS], action)
     if method == "auto":
         method = "scene" if reasons else "fcurves"
     t1 = time.perf_counter()

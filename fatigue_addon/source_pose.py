@@ -21,14 +21,14 @@ POSE_PROP = "fatigued_source_pose"       # custom property on a take: {"path|ind
 TRANSFORMS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 
 
-def _keyed(action) -> set:
+def keyed_channels(action) -> set:
+    """``(data_path, index)`` of every channel ``action`` keys (any slot)."""
     return {(fc.data_path, fc.array_index) for fc in anim.all_action_fcurves(action)}
 
 
-def unkeyed(obj, source) -> dict:
-    """``"path|index" -> value``: every pose bone's transform channel that ``source`` does not key,
-    as the pose holds it now (read with ``source`` assigned)."""
-    keyed = _keyed(source)
+def unkeyed(obj, keyed: set) -> dict:
+    """``"path|index" -> value``: every pose bone's transform channel the source does not key
+    (``keyed``: its keyed_channels), as the pose holds it now (read with the source assigned)."""
     out = {}
     for pb in obj.pose.bones:
         esc = bpy.utils.escape_identifier(pb.name)
@@ -42,7 +42,7 @@ def unkeyed(obj, source) -> dict:
 
 def keep(take, pose: dict) -> None:
     """Store on ``take`` the values ``pose`` (``unkeyed``) gave the channels the take keys."""
-    keyed = {f"{path}|{index}" for path, index in _keyed(take)}
+    keyed = {f"{path}|{index}" for path, index in keyed_channels(take)}
     take[POSE_PROP] = json.dumps({k: v for k, v in pose.items() if k in keyed}, sort_keys=True)
 
 
@@ -52,10 +52,10 @@ def kept(takes) -> dict:
 
 
 @contextmanager
-def played_on(obj, source, pose: dict):
-    """While ``source`` is read (its take written too), the channels it does not key hold what
-    ``pose`` (``unkeyed``, ``kept``) gives them; the pose is as it was afterwards."""
-    keyed = _keyed(source)
+def played_on(obj, keyed: set, pose: dict):
+    """While the source is read (its take written too), the channels it does not key (``keyed``:
+    its keyed_channels) hold what ``pose`` (``unkeyed``, ``kept``) gives them; the pose is as it
+    was afterwards."""
     was = []
     for key, value in pose.items():
         path, index = key.rsplit("|", 1)

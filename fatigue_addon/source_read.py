@@ -130,7 +130,7 @@ def fk(obj, bases: dict, order) -> dict:
     return mats
 
 
-def scene_path_reasons(obj, bones) -> list:
+def scene_path_reasons(obj, bones, action=None) -> list:
     """Why F-curve sampling would not match Blender's evaluation for these bones (empty = it will)."""
     reasons = []
     if obj.parent is not None:
@@ -145,7 +145,7 @@ def scene_path_reasons(obj, bones) -> list:
             if fc.data_path.startswith("pose.bones[") or OBJECT_TRANSFORM.match(fc.data_path):
                 reasons.append(f"driver on {fc.data_path}")
                 break
-        for fc in anim.action_fcurves(obj):
+        for fc in anim.action_fcurves(obj, action):
             if OBJECT_TRANSFORM.match(fc.data_path):
                 reasons.append("the object itself is animated")
                 break

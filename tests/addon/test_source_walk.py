@@ -1,0 +1,64 @@
+"""The source action passed, not parked: from bake.bake to the written take the action is handed
+along (tests/support/source_walk.py traces every call), read off the armature only where the bake
+picks it and puts the armature back, and a bake that skips calibration frames reads it once."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+pytest.importorskip("bpy")
+
+import bpy  # noqa: E402
+import rigs  # noqa: E402
+import source_walk  # noqa: E402
+
+
+def test_the_source_visits_each_module_at_most_twice(addon_package):
+    reads: list = []
+    visits = source_walk.baked_walk(reads=reads)
+    assert "fatigue_addon.retarget" in visits and "fatigue_addon.checks" in visits      # the walk was traced
+    walk = source_walk.summary(visits, source_walk.ORCHESTRATOR_AND_ACCESSOR)
+    over = {m: n for m, n in walk["per_module"].items() if n > 2}
+    assert not over, f"the source action returns to {over}: {' -> '.join(visits)}"
+    # Found on the armature only by the bake itself (which action to bake; what to put back after
+    # writing) and the fitness curves' reader; never by the checks, the retarget or the reads.
+    assert set(reads) <= {"fatigue_addon.bake", "fatigue_addon.fitness"}, reads
+
+
+def _calls(run, name: str) -> int:
+    count = [0]
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == name:
+            count[0] += 1
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return count[0]
+
+
+def test_a_bake_that_skips_calibration_frames_reads_the_action_once(registered_addon):
+    """The root away on the first two frames (a calibration pose): the take starts after them,
+    and the motion is read once (the frames kept are sliced off the read, not read again)."""
+    bake = importlib.import_module(f"{source_walk.PACKAGE}.fatigue_addon.bake")
+    options = importlib.import_module(f"{source_walk.PACKAGE}.fatigue_addon.bake_options")
+    rig = rigs.mixamo_rig(frames=60)
+    obj = rig.obj
+    bpy.context.view_layer.objects.active = obj
+    path = f'pose.bones["{rig.expected["pelvis"]}"].location'
+    anim = importlib.import_module(f"{source_walk.PACKAGE}.fatigue_addon.anim")
+    fc = next(fc for fc in anim.action_fcurves(obj) if fc.data_path == path and fc.array_index == 0)
+    for k in (0, 1):
+        fc.keyframe_points[k].co[1] += 300.0            # 3 m at the rig's scale of 0.01
+        fc.keyframe_points[k].interpolation = "CONSTANT"
+    fc.update()
+    reports = []
+    opts = options.BakeOptions(preset="Fresh", frame_start=1, frame_end=60)
+    reads = _calls(lambda: reports.append(bake.bake(bpy.context, obj, options=opts)), "read_motion")
+    assert any("root jumps away at frames 1-2" in w for w in reports[0]["warnings"]), reports[0]["warnings"]
+    assert reads == 1
