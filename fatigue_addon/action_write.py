@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
+from mathutils import Euler, Matrix
+
+from ..runtime.maths import quat, repeatable
+from .rig.rotations import mat_to_quat
 
 def write_action(obj, name: str, frames: np.ndarray, channels) -> "bpy.types.Action":
     """Key ``channels`` (``(data_path, index, group, values (T,))`` rows, the first of a path wins)
@@ -52,3 +56,31 @@ def _curve_writer(action, obj):
     action.fcurves.clear()                                            # Blender 4.2 / 4.3
     action.id_root = "OBJECT"
     return lambda path, index, group: action.fcurves.new(path, index=index, action_group=group)
+
+
+def rotation_channel(pb, Rb: np.ndarray, src_ch: dict) -> tuple[str, np.ndarray]:
+    """``(property, values (T, n))``: the local rotations ``Rb`` (T, 3, 3) of pose bone ``pb`` in its
+    own rotation mode, continuous from the source's first key (``src_ch``: its sampled channels,
+    bone_channels) so a curve does not flip sign or wrap against the keys it replaces."""
+    T = len(Rb)
+    mode = pb.rotation_mode
+    if mode in ("QUATERNION", "AXIS_ANGLE"):
+        q = mat_to_quat(Rb)[:, [3, 0, 1, 2]]            # w, x, y, z
+        first = np.array([src_ch.get(("rotation_quaternion", i), np.array([v]))[0]
+                          for i, v in enumerate(pb.rotation_quaternion)])
+        if np.dot(q[0], first) < 0:
+            q[0] = -q[0]
+        q = quat.make_continuous(q)
+        if mode == "QUATERNION":
+            return "rotation_quaternion", q
+        w = np.clip(q[:, 0], -1.0, 1.0)
+        ang = 2.0 * repeatable.arccos(w)
+        sn = np.sqrt(np.maximum(1.0 - w * w, 0.0))
+        axis = np.where(sn[:, None] > 1e-9, q[:, 1:] / np.maximum(sn, 1e-12)[:, None], [0.0, 1.0, 0.0])
+        return "rotation_axis_angle", np.concatenate([ang[:, None], axis], axis=1)
+    prev = Euler([src_ch.get(("rotation_euler", i), np.array([v]))[0] for i, v in enumerate(pb.rotation_euler)], mode)
+    values = np.empty((T, 3))
+    for t in range(T):
+        prev = Matrix(Rb[t].tolist()).to_euler(mode, prev)
+        values[t] = tuple(prev)
+    return "rotation_euler", values

@@ -61,10 +61,10 @@ import bpy
 import numpy as np
 
 from ..runtime.body import proxy
-from ..runtime.maths import quat, repeatable
+from ..runtime.maths import quat
 from ..runtime.motion import clip as rclip
 from . import anim, rigmap  # noqa: F401  (rigmap: tools/corpus.py reads retarget.rigmap)
-from .action_write import write_action
+from .action_write import rotation_channel, write_action
 from .failure import RetargetError
 from .rest_geometry import mapping_bones, rest_geometry, rig_segment_lengths, rig_size  # noqa: F401  (callers read them here)
 from .rig import space
@@ -355,33 +355,7 @@ def clip_to_action(obj, mapping, clip, info: RetargetInfo, action_name: str, sou
     for name, Rb in new_rot.items():
         pb = obj.pose.bones[name]
         esc = bpy.utils.escape_identifier(name)
-        mode = pb.rotation_mode
-        src_ch = chans.get(name, {})
-        if mode in ("QUATERNION", "AXIS_ANGLE"):
-            q = mat_to_quat(Rb)[:, [3, 0, 1, 2]]            # w, x, y, z
-            first = np.array([src_ch.get(("rotation_quaternion", i), np.array([v]))[0]
-                              for i, v in enumerate(pb.rotation_quaternion)])
-            if np.dot(q[0], first) < 0:
-                q[0] = -q[0]
-            q = quat.make_continuous(q)
-            if mode == "QUATERNION":
-                prop, values = "rotation_quaternion", q
-            else:
-                w = np.clip(q[:, 0], -1.0, 1.0)
-                ang = 2.0 * repeatable.arccos(w)
-                sn = np.sqrt(np.maximum(1.0 - w * w, 0.0))
-                axis = np.where(sn[:, None] > 1e-9, q[:, 1:] / np.maximum(sn, 1e-12)[:, None], [0.0, 1.0, 0.0])
-                prop, values = "rotation_axis_angle", np.concatenate([ang[:, None], axis], axis=1)
-        else:
-            from mathutils import Euler, Matrix
-
-            prev = Euler([src_ch.get(("rotation_euler", i), np.array([v]))[0]
-                          for i, v in enumerate(pb.rotation_euler)], mode)
-            values = np.empty((T, 3))
-            for t in range(T):
-                prev = Matrix(Rb[t].tolist()).to_euler(mode, prev)
-                values[t] = tuple(prev)
-            prop = "rotation_euler"
+        prop, values = rotation_channel(pb, Rb, chans.get(name, {}))
         for i in range(values.shape[1]):
             channels.append((f'pose.bones["{esc}"].{prop}', i, name, values[:, i]))
     if new_loc is not None and not obj.data.bones[pelvis].use_connect:

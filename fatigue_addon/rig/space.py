@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...runtime.body import proxy
+from ...runtime.maths import rotation
 
 # Proxy chains at its default height (DeepMimic humanoid, URDF x URDF_SCALE): thigh and shank from
 # joint to joint, hip level to the neck joint (root->chest->neck); ankle joint above the sole.
@@ -125,9 +126,7 @@ def rotation_onto_z(axis: np.ndarray) -> np.ndarray:
         return np.eye(3)
     if a @ z < -0.5:
         return np.diag([1.0, -1.0, -1.0])           # half turn about X
-    k = _unit(np.cross(a, z))                      # quarter turn about k: a -> z
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + K + K @ K                   # Rodrigues with sin = 1, cos = 0
+    return rotation.rotation_matrix_between(a, z)   # a quarter turn (Rodrigues, exact on world axes)
 
 
 def facing_yaw(left: np.ndarray) -> float | None:

@@ -202,3 +202,30 @@ def test_off_axis_angle_of_a_hinge():
     off = quat.multiply(quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.25), about_z)
     assert rot.twist_off_axis(about_z[None])[0] == pytest.approx(0.0, abs=1e-9)
     assert rot.twist_off_axis(off[None])[0] == pytest.approx(0.25, abs=1e-9)
+
+
+def test_a_clip_at_rest_puts_every_proxy_link_in_its_rest_rotation():
+    pr = mod("proxy_rest")
+    rclip = importlib.import_module(f"{PACKAGE_NAME}.runtime.motion.clip")
+    joints = len(pr.JOINT_KEYS)
+    rest = rclip.Clip(name="rest", fps=30.0, root_pos=np.zeros((3, 3)), root_rot=np.tile(rclip.Y_UP_TO_Z_UP, (3, 1)),
+                      joint_rots=np.tile([0.0, 0.0, 0.0, 1.0], (3, joints, 1)))
+    links = pr.proxy_world_rotations(rest)
+    assert set(links) == {"pelvis", *pr.CHAIN_ORDER}
+    for key, R in links.items():
+        assert np.allclose(R, pr.R0, atol=1e-12), key
+    # the rest pose's segments: trunk up, legs and arms hanging down
+    assert np.allclose(pr.R0 @ (pr.R0.T @ pr.SEGMENT_DIRECTION["chest"]), [0.0, 0.0, 1.0])
+    assert pr.SEGMENT_DIRECTION["left_shoulder"] @ np.array([0.0, 0.0, 1.0]) == -1.0
+
+
+def test_each_foot_is_planted_where_its_ankle_is_lowest():
+    pr = mod("proxy_rest")
+    bones = {"pelvis": "hips", "neck": "neck", "right_ankle": "r", "left_ankle": "l"}
+
+    def reading(r_z, l_z):
+        return {"hips": ((0, 0, 1.0),), "neck": ((0, 0, 1.6),), "r": ((-0.1, 0, r_z),), "l": ((0.1, 0, l_z),)}
+
+    readings = [reading(0.3, 0.1), reading(0.05, 0.2), reading(0.2, 0.15)]
+    feet = pr.planted(bones, np.eye(4), readings)
+    assert feet["right_ankle"] is readings[1] and feet["left_ankle"] is readings[0]
