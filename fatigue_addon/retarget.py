@@ -3,7 +3,7 @@
 Conventions converted here and nowhere else: Blender is Z-up, metres, quaternions (w, x, y, z)
 and 4x4 matrices; ``runtime`` is Z-up, metres, quaternions (x, y, z, w).
 
-Method (independent of the rig's rest pose, units and orientation; see rig_space):
+Method (independent of the rig's rest pose, units and orientation; see rig/space.py):
 
 * ``O``: the object's world matrix, read once (at the first baked frame): the bones are
   simulated in the armature's own space under it, so an animated parent or object keys are not

@@ -5,7 +5,9 @@ translation), ``chest``, ``neck``, and per side ``*_hip`` (thigh), ``*_knee`` (s
 ``*_ankle`` (foot), ``*_shoulder`` (upper arm), ``*_elbow`` (forearm).  ``OPTIONAL_KEYS``
 (``head``, hands, toes) only help the retarget find segment directions in the rest pose.
 
-Detection, in order:
+This module reads the rig from Blender (``read_skeleton``, ``read_pose``) and runs the detection
+of the bpy-free ``rig/`` package on it (rig/names.py and rig/by_names.py, rig/by_geometry.py,
+rig/shape.py; presets in rig/presets.py).  Detection, in order:
 
 1. Names.  Every bone name is normalised: the namespace is dropped (``mixamorig:``, ``rig:``,
    ``Armature|``), known prefixes are stripped (``DEF-``, ``ORG-``, ``Bip01 ``, ``CC_Base_``,
@@ -32,7 +34,7 @@ Detection, in order:
    parent's X: its rest is a horizontal line of bones, every animated frame an upright person):
    the same detection on frames spread over the assigned action, and what most of them agree on
    is the mapping.  ``body_pose`` then picks the frame the body is measured on (sizes, up,
-   facing, segment directions: retarget and rig_space read it instead of the rest pose).
+   facing, segment directions: rest_geometry and the retarget read it instead of the rest pose).
 
 Multi-bone spines: the proxy has one chest joint for the whole trunk.  ``chest`` is the upper-most
 spine bone below the neck; the spine bones between pelvis and chest are not mapped, keep their

@@ -236,7 +236,7 @@ def test_a_range_far_past_the_action_is_refused_before_any_work(registered_addon
     if edit is not None:
         edit(obj)
     retarget = mod("fatigue_addon.retarget")
-    monkeypatch.setattr(retarget, "action_to_clip", lambda *a, **k: pytest.fail("the range was read"))
+    monkeypatch.setattr(retarget, "read_action", lambda *a, **k: pytest.fail("the range was read"))
     msg = one_line_error(lambda: bpy.ops.fatigue.bake_take(**kwargs))
     assert msg.startswith(expected), msg
     nothing_written(obj)
@@ -249,7 +249,7 @@ def test_a_cycled_action_bakes_past_its_keys_but_not_past_the_memory_limit(regis
     for fc in fcurves(obj.animation_data.action):
         fc.modifiers.new("CYCLES")
     retarget = mod("fatigue_addon.retarget")
-    monkeypatch.setattr(retarget, "action_to_clip", lambda *a, **k: pytest.fail("the range was read"))
+    monkeypatch.setattr(retarget, "read_action", lambda *a, **k: pytest.fail("the range was read"))
     msg = one_line_error(lambda: bpy.ops.fatigue.bake_take(frame_end=1_000_000))
     assert msg == ("Frames 1-1000000 are 1000000 frames, more than one bake reads (50000): give a frame range "
                    "(frame_start, frame_end; ./fatigue bake --frames A:B)"), msg
@@ -451,7 +451,7 @@ def _boom(*_args, **_kwargs):
     raise TypeError("argument of type 'NoneType' is not iterable")
 
 
-@pytest.mark.parametrize("where", ["fatigue_addon.retarget.action_to_clip", "fatigue_addon.heat.apply"])
+@pytest.mark.parametrize("where", ["fatigue_addon.retarget.read_action", "fatigue_addon.heat.apply"])
 def test_an_unexpected_failure_is_one_line_with_a_log_and_writes_nothing(registered_addon, logs, monkeypatch, where):
     """A bug while reading the rig, or while writing the take (which is then rolled back)."""
     obj, body, _ = walk_rig(seconds=1.0)
@@ -548,9 +548,9 @@ _load = demo_blend.load_addon
 
 def load():
     _load()
-    def action_to_clip(*a, **k):
+    def read_action(*a, **k):
         raise TypeError("argument of type 'NoneType' is not iterable")
-    demo_blend.addon_module("fatigue_addon.retarget").action_to_clip = action_to_clip
+    demo_blend.addon_module("fatigue_addon.retarget").read_action = read_action
 
 
 demo_blend.load_addon = load
@@ -588,7 +588,7 @@ def test_batch_failures_are_one_line_with_a_log_beside_the_output(shot, tmp_path
     takes = {Path(t["file"]).name: t for t in json.loads(text)["takes"]}
     oops, crash = takes["oops.blend"], takes["crash.blend"]
     assert oops["status"] == "failed" and oops["error"].startswith(
-        "Bake Fatigued Take failed unexpectedly (TypeError in inject.action_to_clip: argument of type 'NoneType' "
+        "Bake Fatigued Take failed unexpectedly (TypeError in inject.read_action: argument of type 'NoneType' "
         "is not iterable); nothing was written; full report in "), oops["error"]
     assert Path(oops["log"]).parent == out and oops["log"] in oops["error"]
     assert "Traceback (most recent call last)" in Path(oops["log"]).read_text()
