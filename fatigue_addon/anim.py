@@ -50,8 +50,13 @@ def action_fcurves(obj, action=None) -> list:
 
 def animated_bones(obj, action=None) -> set:
     """Names of pose bones with at least one F-curve in ``action`` (default: the assigned one)."""
+    return bone_names(action_fcurves(obj, action))
+
+
+def bone_names(curves) -> set:
+    """Names of the pose bones ``curves`` animate."""
     names = set()
-    for fc in action_fcurves(obj, action):
+    for fc in curves:
         path = fc.data_path
         if path.startswith('pose.bones["'):
             names.add(path[len('pose.bones["'):].split('"]', 1)[0])

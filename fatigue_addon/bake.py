@@ -196,8 +196,9 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
     keyed_channels = source_pose.keyed_channels(source)
     with _assigned(obj, source), source_pose.played_on(obj, keyed_channels, source_pose.kept(takes)):
         played_on = source_pose.unkeyed(obj, keyed_channels)
-        checks.check_armature(obj, scene, (start, end), source)
-        checks.check_frames_keyed(obj, source, start, end, scene.render.fps / scene.render.fps_base, where)
+        curves = anim.action_fcurves(obj, source)           # the source's curves of this armature, read once
+        checks.check_armature(obj, scene, (start, end), source, curves)
+        checks.check_frames_keyed(obj, source, start, end, scene.render.fps / scene.render.fps_base, where, curves)
         too_many = source_frames_problem(start, end)       # a cycled action has no keys' end to stop at
         if too_many is not None:
             raise BakeInputError(f"{too_many[0].upper()}{too_many[1:]}: {where}")
@@ -220,9 +221,9 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
 
         pelvis = standing_pelvis_height(plan, height)
         read = retarget.read_action(obj, mapping, start, end, reference_frame=frame, action=source,
-                                    proxy_height=height)       # the source action read once
+                                    proxy_height=height, curves=curves)       # the source action read once
         clip, info = retarget.convert(obj, read, height, pelvis)
-        checks.check_moves(obj, source, mapping, clip, start, end)
+        checks.check_moves(obj, source, mapping, clip, start, end, curves)
         clip, info, start, end = _settle_root_jumps(obj, read, source, clip, info, start, end, height, pelvis)
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2

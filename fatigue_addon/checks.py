@@ -5,7 +5,7 @@ from . import anim
 from .failure import BakeInputError
 
 
-def check_armature(obj, scene, frame_range=None, action=None) -> dict:
+def check_armature(obj, scene, frame_range=None, action=None, curves=None) -> dict:
     """Raise BakeInputError unless ``obj`` is an armature with an action to bake; else a summary.
 
     ``frame_range``: (start, end) to check instead of the scene's frame range."""
@@ -23,7 +23,7 @@ def check_armature(obj, scene, frame_range=None, action=None) -> dict:
     action = action if action is not None else anim.active_action(obj)
     if action is None:
         raise BakeInputError(f"Armature '{obj.name}' has no action: assign one in the Action Editor")
-    animated = anim.animated_bones(obj, action)
+    animated = anim.bone_names(curves if curves is not None else anim.action_fcurves(obj, action))
     if not animated:
         raise BakeInputError(f"Action '{action.name}' animates no bones of '{obj.name}': assign the character's action")
     start, end = frame_range if frame_range is not None else (scene.frame_start, scene.frame_end)
@@ -58,12 +58,12 @@ def check_editable(obj) -> None:
 PAST_KEYS_SECONDS = 10.0   # a range may hold the first or last pose this long beyond the keys (or the keys' length)
 
 
-def keyed_range(obj, action=None) -> tuple[float, float] | None:
+def keyed_range(obj, action=None, curves=None) -> tuple[float, float] | None:
     """The first and last key of the assigned action's curves (the fatigue curves and muted ones
     aside); None where a curve is cycled (a Cycles modifier plays past its keys: every frame is
     keyed) or nothing is keyed."""
     lo, hi = float("inf"), float("-inf")
-    for fc in anim.action_fcurves(obj, action):
+    for fc in curves if curves is not None else anim.action_fcurves(obj, action):
         if fc.data_path.startswith("fatigue_settings.") or fc.mute or not len(fc.keyframe_points):
             continue
         if any(m.type == "CYCLES" and not m.mute for m in fc.modifiers):
@@ -73,12 +73,12 @@ def keyed_range(obj, action=None) -> tuple[float, float] | None:
     return (lo, hi) if lo <= hi else None
 
 
-def check_frames_keyed(obj, action, start: int, end: int, fps: float, where: str) -> None:
+def check_frames_keyed(obj, action, start: int, end: int, fps: float, where: str, curves=None) -> None:
     """Refuse a frame range that misses every key of ``action`` (the take would hold one pose), or
     that runs on more than PAST_KEYS_SECONDS (or the keys' own length) before or after them: a
     range of a million frames on a 247-frame action was read and prepared for minutes on Blender's
     main thread until memory ran out.  ``where``: how to set the range (the fix the line names)."""
-    keys = keyed_range(obj, action)
+    keys = keyed_range(obj, action, curves)
     if keys is None:
         return
     lo, hi = keys
@@ -259,20 +259,22 @@ def knee_sense(obj, mapping: dict, frames=None) -> float:
     return total / count if count else 0.0
 
 
-def check_moves(obj, action, mapping: dict, clip, start: int, end: int) -> None:
+def check_moves(obj, action, mapping: dict, clip, start: int, end: int, curves=None) -> None:
     """Refuse an action that keys none of the mapped bones and does not move them either (fingers,
     a prop, a root bone alone): the take would stand still.  Constraint-driven rigs move their
-    mapped bones without keying them, so the motion decides, not the keys alone."""
+    mapped bones without keying them, so the motion decides, not the keys alone.  ``curves``: the
+    action's curves of ``obj`` (anim.action_fcurves), read already."""
     import numpy as np
 
-    if anim.animated_bones(obj, action) & set(mapping.values()):
+    animated = anim.bone_names(curves if curves is not None else anim.action_fcurves(obj, action))
+    if animated & set(mapping.values()):
         return
     q = np.asarray(clip.joint_rots, dtype=float)
     if len(q) < 2:
         return
     if float(np.abs(np.sum(q * q[:1], axis=-1)).min()) < math.cos(math.radians(0.25)):   # a joint turns > 0.5 deg
         return
-    keyed = sorted(anim.animated_bones(obj, action))
+    keyed = sorted(animated)
     raise BakeInputError(f"Action '{action.name}' moves none of the mapped bones of '{obj.name}' in frames "
                          f"{start}-{end} (it keys only {', '.join(keyed[:3])}{', ...' if len(keyed) > 3 else ''}): "
                          f"assign the character's body animation, or map the bones it animates in the Rig Mapping list")

@@ -114,9 +114,10 @@ def action_to_clip(obj, mapping, frame_start: int, frame_end: int, proxy_height:
 
 
 def read_action(obj, mapping, frame_start: int, frame_end: int, method: str = "auto", reference_frame="auto",
-                action=None, proxy_height: float | None = None) -> SourceRead:
+                action=None, proxy_height: float | None = None, curves=None) -> SourceRead:
     """The source action read once: the mapped bones over the frames and the body's reference
-    geometry (see ``action_to_clip`` for the arguments; ``proxy_height`` is only checked here)."""
+    geometry (see ``action_to_clip`` for the arguments; ``proxy_height`` is only checked here;
+    ``curves``: the action's curves of ``obj``, anim.action_fcurves, when read already)."""
     t0 = time.perf_counter()
     if obj is None or getattr(obj, "type", None) != "ARMATURE":
         raise RetargetError("No armature: select the character's armature")
@@ -133,11 +134,11 @@ def read_action(obj, mapping, frame_start: int, frame_end: int, method: str = "a
     fps = scene.render.fps / scene.render.fps_base
     _check_height(proxy_height)
     frames = np.arange(frame_start, frame_end + 1, dtype=np.float64)
-    reasons = scene_path_reasons(obj, [bones[k] for k in HUMANOID_KEYS], action)
+    reasons = scene_path_reasons(obj, [bones[k] for k in HUMANOID_KEYS], action, curves)
     if method == "auto":
         method = "scene" if reasons else "fcurves"
     t1 = time.perf_counter()
-    motion = read_motion(obj, action, bones, frames, method)
+    motion = read_motion(obj, action, bones, frames, method, curves)
     t2 = time.perf_counter()
     if reference_frame == "auto":
         reference_frame = rigmap.body_pose(obj, bones, action)[0]

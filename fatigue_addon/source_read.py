@@ -130,7 +130,7 @@ def fk(obj, bases: dict, order) -> dict:
     return mats
 
 
-def scene_path_reasons(obj, bones, action=None) -> list:
+def scene_path_reasons(obj, bones, action=None, curves=None) -> list:
     """Why F-curve sampling would not match Blender's evaluation for these bones (empty = it will)."""
     reasons = []
     if obj.parent is not None:
@@ -145,7 +145,7 @@ def scene_path_reasons(obj, bones, action=None) -> list:
             if fc.data_path.startswith("pose.bones[") or OBJECT_TRANSFORM.match(fc.data_path):
                 reasons.append(f"driver on {fc.data_path}")
                 break
-        for fc in anim.action_fcurves(obj, action):
+        for fc in curves if curves is not None else anim.action_fcurves(obj, action):
             if OBJECT_TRANSFORM.match(fc.data_path):
                 reasons.append("the object itself is animated")
                 break
@@ -194,20 +194,22 @@ class SourceMotion:
         return SourceMotion(self.method, arm, objects[0], objects)
 
 
-def read_motion(obj, action, bones: dict, frames: np.ndarray, method: str) -> SourceMotion:
+def read_motion(obj, action, bones: dict, frames: np.ndarray, method: str, curves=None) -> SourceMotion:
     """The mapped bones of ``obj`` moved by ``action`` at ``frames``: F-curves sampled in numpy, or
-    (``method`` "scene") the scene evaluated frame by frame (``action`` assigned)."""
+    (``method`` "scene") the scene evaluated frame by frame (``action`` assigned).  ``curves``: the
+    action's curves of ``obj`` (anim.action_fcurves), read already."""
     if method == "fcurves":
         slot = getattr(obj.animation_data, "action_slot", None)
         return SourceMotion("fcurves", sample_fcurves(obj, action, slot.handle if slot is not None else None,
-                                                      bones, frames), space.object_matrix(obj.matrix_world))
+                                                      bones, frames, curves), space.object_matrix(obj.matrix_world))
     arm, objects = sample_scene(obj, bones, frames)
     return SourceMotion("scene", arm, objects[0], objects)
 
 
-def sample_fcurves(obj, action, slot_handle, bones: dict, frames: np.ndarray) -> dict:
-    """key -> (T, 4, 4) armature-space pose matrices of the mapped bones from ``action``'s F-curves."""
-    curves = anim.action_curves(action, slot_handle)
+def sample_fcurves(obj, action, slot_handle, bones: dict, frames: np.ndarray, curves=None) -> dict:
+    """key -> (T, 4, 4) armature-space pose matrices of the mapped bones from ``action``'s F-curves
+    (those of the slot ``slot_handle``; ``curves``: them, read already)."""
+    curves = curves if curves is not None else anim.action_curves(action, slot_handle)
     names = sorted(set(bones[k] for k in HUMANOID_KEYS))
     order = closure(obj, names)
     needed = set(order)
