@@ -161,7 +161,7 @@ def _reference_geometry(obj, bones: dict, action, O: np.ndarray, reference_frame
         return rest_geometry(obj, bones, O)
     pose = rigmap.read_pose(obj, reference_frame)
     readings = [rigmap.read_pose(obj, f) for f in rigmap.action_frames(action, POSE_READINGS)]
-    return rest_geometry(obj, bones, O, pose, planted(bones, O, readings), hinge_axes(obj, bones, O, readings, pose))
+    return rest_geometry(obj, bones, O, pose, planted(bones, O, readings), hinge_axes(bones, O, readings, pose))
 
 
 def trimmed(obj, read: SourceRead, first: int, last: int) -> SourceRead:
@@ -187,7 +187,7 @@ def convert(obj, read: SourceRead, proxy_height: float | None = None, pelvis_hei
         warnings.append(f"'{obj.name}' itself moves (a parent, object keys or constraints): that motion is "
                         f"kept as it is, the body simulates the bones' motion under it")
     warnings[:0] = geo["warnings"]
-    A, motion_notes = motion_axes(obj, world, geo)
+    A, motion_notes = motion_axes(obj.name, world, geo)
     warnings.extend(motion_notes)
     size = geo["size"]
     s = proxy_height / size.stature

@@ -111,7 +111,7 @@ def hinge_twist(key: str, C: np.ndarray, d: np.ndarray, axis: np.ndarray) -> np.
     return quat.to_matrix(quat.from_axis_angle(d, angle)) @ C
 
 
-def hinge_axes(obj, bones: dict, O: np.ndarray, readings: list, pose: dict) -> dict:
+def hinge_axes(bones: dict, O: np.ndarray, readings: list, pose: dict) -> dict:
     """Thigh / upper-arm key -> the world axis its knee / elbow bends about at ``pose``: the bend
     (upper x lower segment) of every reading, carried into the upper bone's own frame and summed,
     so the frames that bend most decide.  Absent where the limb never bends."""
@@ -159,7 +159,7 @@ def planted(bones: dict, O: np.ndarray, readings: list) -> dict:
     return out
 
 
-def motion_axes(obj, world: dict, geo: dict) -> tuple[np.ndarray, list]:
+def motion_axes(name: str, world: dict, geo: dict) -> tuple[np.ndarray, list]:
     """A: the world rotation that stands the motion up (see space.motion_up) and turns its
     facing in the first frame onto +X.  Returns (A, warnings)."""
     pos = {k: world[k][:, :3, 3] for k in ("pelvis", "neck", "right_hip", "left_hip", "right_shoulder", "left_shoulder")}
@@ -168,7 +168,7 @@ def motion_axes(obj, world: dict, geo: dict) -> tuple[np.ndarray, list]:
     U = np.eye(3)
     if axis is not None:
         U = space.rotation_onto_z(axis)
-        warnings.append(f"'{obj.name}' stands along {axis_name}, not Z, all through its motion (a file imported "
+        warnings.append(f"'{name}' stands along {axis_name}, not Z, all through its motion (a file imported "
                         f"with another up axis): simulated standing up along {axis_name}")
     # Facing: the rest pose's when it stands (or stands on its head), so every action of a rig
     # gets the same axes; the first frame's when the rest pose lies down and has no heading.

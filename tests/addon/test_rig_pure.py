@@ -229,3 +229,24 @@ def test_each_foot_is_planted_where_its_ankle_is_lowest():
     readings = [reading(0.3, 0.1), reading(0.05, 0.2), reading(0.2, 0.15)]
     feet = pr.planted(bones, np.eye(4), readings)
     assert feet["right_ankle"] is readings[1] and feet["left_ankle"] is readings[0]
+
+
+def test_motion_axes_turn_a_standing_rig_to_face_plus_x():
+    """A person standing on Z, facing -Y with the left at +X (Blender's front view): A stands it as
+    it is and turns its facing onto the proxy's +X (and its left onto +Y)."""
+    pr, space = mod("proxy_rest"), mod("space")
+    joints = {"pelvis": (0, 0, 1.0), "neck": (0, 0, 1.5), "right_hip": (-0.1, 0, 0.95), "left_hip": (0.1, 0, 0.95),
+              "right_shoulder": (-0.2, 0, 1.45), "left_shoulder": (0.2, 0, 1.45), "right_knee": (-0.1, 0, 0.5),
+              "left_knee": (0.1, 0, 0.5), "right_ankle": (-0.1, 0, 0.08), "left_ankle": (0.1, 0, 0.08),
+              "chest": (0, 0, 1.3), "right_elbow": (-0.45, 0, 1.45), "left_elbow": (0.45, 0, 1.45)}
+    world = {}
+    for k, p in joints.items():
+        m = np.tile(np.eye(4), (2, 1, 1))
+        m[:, :3, 3] = p
+        world[k] = m
+    Fr = space.body_frame({k: np.array(v, dtype=float) for k, v in joints.items()})
+    A, notes = pr.motion_axes("person", world, {"Fr": Fr})
+    assert notes == []
+    assert np.allclose(A @ [0.0, -1.0, 0.0], [1.0, 0.0, 0.0], atol=1e-12)
+    assert np.allclose(A @ [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], atol=1e-12)
+    assert np.allclose(A @ [0.0, 0.0, 1.0], [0.0, 0.0, 1.0], atol=1e-12)
