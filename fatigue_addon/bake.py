@@ -84,13 +84,14 @@ def store_mapping(settings, mapping) -> None:
     settings.mapping_index = 0
 
 
-def resolve_mapping(obj, settings) -> dict:
-    """The mapping the bake uses: the panel's rows when filled in, else auto-detected (strict)."""
+def resolve_mapping(obj, settings, rig=None) -> dict:
+    """The mapping the bake uses: the panel's rows when filled in, else auto-detected (strict).
+    ``rig``: the armature's rest pose read already (rigmap.read_skeleton)."""
     rows = settings_mapping(settings)
     if not rows:
-        return dict(rigmap.detect_mapping(obj, strict=True).bones)
+        return dict(rigmap.detect_mapping(obj, strict=True, rig=rig).bones)
     m = rigmap.Mapping(bones=rows, sources={k: "user" for k in rows}, armature=obj.name)
-    problems = rigmap.validate_mapping(obj, m, posed=True)
+    problems = rigmap.validate_mapping(obj, m, rig=rig, posed=True)
     if problems:
         p = problems[0]
         if p.startswith("not humanoid: "):
@@ -202,8 +203,9 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         too_many = source_frames_problem(start, end)       # a cycled action has no keys' end to stop at
         if too_many is not None:
             raise BakeInputError(f"{too_many[0].upper()}{too_many[1:]}: {where}")
-        mapping = resolve_mapping(obj, settings)
-        frame, why = rigmap.body_pose(obj, mapping, source)       # None: the rest pose is a human shape
+        rest = rigmap.read_skeleton(obj)                    # the rig's rest pose, read once
+        mapping = resolve_mapping(obj, settings, rest)
+        frame, why = rigmap.body_pose(obj, mapping, source, rest)       # None: the rest pose is a human shape
         pose_notes = [rigmap.pose_note(obj.name, frame, why)] if frame is not None else []
         if rig_space.is_mirrored(obj.matrix_world):
             pose_notes.insert(0, rig_space.mirrored_note(obj.name))

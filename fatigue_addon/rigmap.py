@@ -122,7 +122,7 @@ _GROUP_EXTRAS = {"right_hip": ("right_toe",), "left_hip": ("left_toe",),
                  "right_shoulder": ("right_hand",), "left_shoulder": ("left_hand",), "pelvis": ("head",)}
 
 
-def detect_mapping(obj, strict: bool = True) -> Mapping:
+def detect_mapping(obj, strict: bool = True, rig: Skeleton | None = None) -> Mapping:
     """Map ``obj``'s bones to the humanoid keys (names, then hierarchy, then geometry).
 
     The rest pose is read first.  Where it does not give a humanoid (a BVH whose rest is a line of
@@ -131,15 +131,16 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
 
     With ``strict`` (default) raise ``RigMappingError`` unless every required key is mapped and
     the rig looks humanoid; otherwise return what was found with ``problems`` filled in.
+    ``rig``: the rest pose read already (read_skeleton).
     """
     if obj is None or getattr(obj, "type", None) != "ARMATURE":
         raise RigMappingError("No armature: select the character's armature")
     if len(obj.data.bones) == 0:
         raise RigMappingError(f"Armature '{obj.name}' has no bones: add a skeleton or pick another armature")
     if rigify.is_generated(obj):
-        mapping, error = _generated_rigify(obj)
+        mapping, error = _generated_rigify(obj, rig)
     else:
-        mapping, error = _detect(obj, read_skeleton(obj))
+        mapping, error = _detect(obj, rig if rig is not None else read_skeleton(obj))
     if error is not None:
         posed = _detect_posed(obj)
         if posed is not None:
@@ -149,12 +150,12 @@ def detect_mapping(obj, strict: bool = True) -> Mapping:
     return mapping
 
 
-def _generated_rigify(obj) -> tuple[Mapping, str | None]:
+def _generated_rigify(obj, rig: Skeleton | None = None) -> tuple[Mapping, str | None]:
     """A rig Rigify generated: its DEF- chain (what the animator sees; the take is keyed on its
     controls: rig_controls), checked like any mapping."""
     bones = rigify.deform_mapping(obj)
     mapping = Mapping(bones=bones, sources={k: "name" for k in bones}, armature=obj.name)
-    problems = validate_mapping(obj, mapping)
+    problems = validate_mapping(obj, mapping, rig=rig)
     mapping.problems.extend(problems)
     if problems:
         return mapping, f"'{obj.name}' (a Rigify rig): {problems[0]}: {FIX_HINT}"
@@ -272,12 +273,13 @@ def _detect_posed(obj) -> Mapping | None:
     return mapping
 
 
-def body_pose(obj, mapping, action=None) -> tuple[int | None, str | None]:
+def body_pose(obj, mapping, action=None, rig: Skeleton | None = None) -> tuple[int | None, str | None]:
     """Where the body is measured (up, facing, sizes, segment directions): ``(None, None)`` when the
     rest pose passes the humanoid checks with this (complete) mapping, else ``(frame, why)``: the
     frame of the assigned action standing straightest among those that pass, and why the rest pose
-    did not; ``(None, why)`` when fewer than half of the action's frames pass either."""
-    rest = shape_problems(read_skeleton(obj), mapping)
+    did not; ``(None, why)`` when fewer than half of the action's frames pass either.  ``action``:
+    the source (default: the assigned one); ``rig``: its rest pose read already (read_skeleton)."""
+    rest = shape_problems(rig if rig is not None else read_skeleton(obj), mapping)
     if not rest:
         return None, None
     why = rest[0][len("not humanoid: "):].replace(" in the rest pose", "")
@@ -325,7 +327,7 @@ def validate_mapping(obj, mapping: Mapping, rig: Skeleton | None = None, posed: 
             problems.append(f"{KEY_LABELS[child]} '{mapping[child]}' is not below {KEY_LABELS[parent]} "
                             f"'{mapping[parent]}' in the hierarchy")
     problems.extend(shape_problems(rig, mapping))
-    if posed and problems and all(p.startswith("not humanoid:") for p in problems) and body_pose(obj, mapping)[0] is not None:
+    if posed and problems and all(p.startswith("not humanoid:") for p in problems) and body_pose(obj, mapping, rig=rig)[0] is not None:
         return []
     return problems
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections import Counter
 
 import pytest
 
@@ -27,24 +28,28 @@ def test_the_source_visits_each_module_at_most_twice(addon_package):
     assert set(reads) <= {"fatigue_addon.bake", "fatigue_addon.fitness"}, reads
 
 
-def _calls(run, name: str) -> int:
-    count = [0]
+def _calls(run, names) -> Counter:
+    """How many times ``run()`` calls each of the add-on's functions ``names``."""
+    count: Counter = Counter()
+    prefix = f"{source_walk.PACKAGE}.fatigue_addon"
 
     def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == name:
-            count[0] += 1
+        if (event == "call" and frame.f_code.co_name in names
+                and frame.f_globals.get("__name__", "").startswith(prefix)):
+            count[frame.f_code.co_name] += 1
 
     sys.setprofile(profile)
     try:
         run()
     finally:
         sys.setprofile(None)
-    return count[0]
+    return count
 
 
-def test_a_bake_that_skips_calibration_frames_reads_the_action_once(registered_addon):
+def test_a_bake_that_skips_calibration_frames_reads_the_rig_and_the_action_once(registered_addon):
     """The root away on the first two frames (a calibration pose): the take starts after them,
-    and the motion is read once (the frames kept are sliced off the read, not read again)."""
+    the motion is read once (the frames kept are sliced off the read, not read again), the rig's
+    rest pose once (mapping, body pose) and its size once (height and proportions)."""
     bake = importlib.import_module(f"{source_walk.PACKAGE}.fatigue_addon.bake")
     options = importlib.import_module(f"{source_walk.PACKAGE}.fatigue_addon.bake_options")
     rig = rigs.mixamo_rig(frames=60)
@@ -59,6 +64,7 @@ def test_a_bake_that_skips_calibration_frames_reads_the_action_once(registered_a
     fc.update()
     reports = []
     opts = options.BakeOptions(preset="Fresh", frame_start=1, frame_end=60)
-    reads = _calls(lambda: reports.append(bake.bake(bpy.context, obj, options=opts)), "read_motion")
+    calls = _calls(lambda: reports.append(bake.bake(bpy.context, obj, options=opts)),
+                   ("read_motion", "read_skeleton", "rig_size"))
     assert any("root jumps away at frames 1-2" in w for w in reports[0]["warnings"]), reports[0]["warnings"]
-    assert reads == 1
+    assert calls == {"read_motion": 1, "read_skeleton": 1, "rig_size": 1}
