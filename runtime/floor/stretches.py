@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engines import kinematics
+from ..motion import contacts
 from ..maths import quat
 from ..reference import pose_output
 
@@ -33,7 +33,7 @@ MIN_FEET_SHARE = 0.05    # feet alone in fewer frames than this: the whole clip 
 def floor_frames(ck, support) -> np.ndarray:
     """(T,) frames floor work holds up (see the module docstring), gaps closed and led in."""
     fps = ck.fps
-    touching = kinematics.sustained(ck.non_foot_touching(), max(1, int(round(FLOOR_STRETCH * fps))))
+    touching = contacts.sustained(ck.non_foot_touching(), max(1, int(round(FLOOR_STRETCH * fps))))
     mask = (touching | support.held | support.raised.any(axis=1) | support.hanging.any(axis=1) | support.slow
             | support.reaching.any(axis=1))
     if not mask.any():
@@ -60,7 +60,7 @@ def floor_frames(ck, support) -> np.ndarray:
 def _low(ck) -> np.ndarray:
     """(T,) the centre of mass below LOW_COM of the legs' straight length above the floor: a body
     still getting up (or going down), not yet one its feet alone carry."""
-    return ck.com[:, 2] - ck.floor_height < LOW_COM * kinematics.straight_legs(ck)
+    return ck.com[:, 2] - ck.floor_height < LOW_COM * contacts.straight_legs(ck)
 
 
 def _grow_while(mask: np.ndarray, also: np.ndarray) -> np.ndarray:

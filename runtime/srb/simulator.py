@@ -100,7 +100,7 @@ class SrbSimulator:
         self.fatigue = fatigue              # runtime.fatigue.schedule.ScheduledModel or None
         self.s = settings or SrbSettings()
         self.push = push                    # (start s, duration s, force N)
-        self.limbs = limbs                  # runtime.engines.limbs.LimbSimulator or None (kinematic upper body)
+        self.limbs = limbs                  # runtime.engines.limbs.UpperBody or None (kinematic upper body)
         self.acc = np.zeros(3)
         self.dt = 1.0 / self.s.rate
         self.time = 0.0
