@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..fatigue.contract import Forwarded, Simulator
 from ..motion import contacts
 from ..maths import quat
 from ..reference import pose_output
@@ -96,10 +97,10 @@ def kind(mask: np.ndarray) -> str:
     return "mixed"
 
 
-class MixedSimulator:
+class MixedSimulator(Simulator):
     """Steps an SrbSimulator where the feet carry the body and a floor.FloorSimulator where
     ``mask`` (per reference frame) says floor work does; one clock, fatigue model, tempo rule and
-    event list.  Looks like whichever of the two is stepping now to runtime.simulate."""
+    event list.  Its Simulator members are those of whichever of the two is stepping now."""
 
     def __init__(self, srb_sim, floor_sim, mask: np.ndarray):
         self.srb, self.floor, self.mask = srb_sim, floor_sim, mask
@@ -112,8 +113,23 @@ class MixedSimulator:
     def on_floor(self) -> bool:
         return self.active is self.floor
 
-    def __getattr__(self, name):
-        return getattr(self.__dict__["active"], name)
+    ref = Forwarded("active")
+    body = Forwarded("active")
+    fatigue = Forwarded("active")
+    limbs = Forwarded("active")
+    events = Forwarded("active")
+    dt = Forwarded("active")
+    time = Forwarded("active")
+    phase = Forwarded("active")
+    fallen = Forwarded("active")
+    torque = Forwarded("active")
+    residual_moment = Forwarded("active")
+    strength_factor = Forwarded("active")
+    load_avg = Forwarded("active")
+    lag = Forwarded("active")
+
+    def state(self) -> pose_output.SimState:
+        return self.active.state()
 
     @property
     def need_torques(self) -> bool:
