@@ -52,7 +52,7 @@ def whole_steps(rate: float, per: float) -> int:
 
 
 def limb_rate_for(srb_rate: float) -> float:
-    """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least LIMB_MIN_RATE."""
+    """The limbs' engine rate: a whole number of substeps per SRB step, at least LIMB_MIN_RATE."""
     return srb_rate * whole_steps(LIMB_MIN_RATE, srb_rate)
 
 def limb_layout() -> tuple[list[bool], np.ndarray, list[int]]:
