@@ -63,8 +63,9 @@ class ClosingStep:
 
 
 class Standing(Simulator, Protocol):
-    """The SRB's state its phase helpers read and move (here and runtime.srb.feet): what
-    runtime.srb.simulator.SrbSimulator owes them beyond the Simulator contract."""
+    """The SRB's state its helpers read and move (here, runtime.srb.feet, and the corrections of
+    runtime.srb.policy and runtime.srb.residual): what runtime.srb.simulator.SrbSimulator owes
+    them beyond the Simulator contract."""
 
     s: "SrbSettings"                 # runtime.srb.simulator's settings (it imports this module)
     rule: TempoRule
@@ -84,8 +85,16 @@ class Standing(Simulator, Protocol):
     contact_height: float
     feet_roll: bool
     flight_sped: bool
+    tempo: float                     # the tempo rule's phase rate while moving
+    # corrections of the rule (runtime.srb.policy, runtime.srb.residual; zero or the rule's own without one)
     controller: object | None
+    control_every: int
     landing_adjust: np.ndarray
+    velocity_adjust: np.ndarray
+    tempo_adjust: float
+    lean_adjust: float
+    height_adjust: float
+    rule_settings: "SrbSettings"
     # rest bookkeeping
     rest_wanted: float | None
     rest_due: bool
@@ -100,6 +109,14 @@ class Standing(Simulator, Protocol):
 
     def continue_from_here(self, r: RefSample) -> None:
         """Go on with the source from where the body stands now."""
+        ...
+
+    def com_target(self, r: RefSample) -> np.ndarray:
+        """Where the centre of mass should be at reference sample ``r``."""
+        ...
+
+    def rule_velocity(self, r: RefSample, rate: float) -> np.ndarray:
+        """The COM velocity the rule aims for at ``r`` played at ``rate``."""
         ...
 
 

@@ -19,7 +19,15 @@ from runtime.reference.rigid_body import body_from_proxy
 from runtime.srb.rest_steps import Standing
 from runtime.srb.simulator import SrbSettings, SrbSimulator
 
-MEMBERS = sorted(set(Simulator.__annotations__) | {"step", "state"})
+
+
+def members(protocol) -> list[str]:
+    """A protocol's own members: its annotations and its public methods."""
+    return sorted(set(protocol.__annotations__) | {name for name, value in vars(protocol).items()
+                                                    if callable(value) and not name.startswith("_")})
+
+
+MEMBERS = members(Simulator)
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +86,9 @@ def test_every_simulator_defines_every_member_of_the_contract(walk, kind):
 
 
 def test_the_srb_simulator_defines_what_its_rests_and_feet_read(walk):
-    """runtime.srb.rest_steps and runtime.srb.feet read the SRB through Standing."""
+    """runtime.srb.rest_steps, feet, policy and residual read the SRB through Standing."""
     sim = simulators(walk)["srb"]
     assert Standing in type(sim).__mro__
-    missing = [name for name in sorted(set(Standing.__annotations__) | {"continue_from_here"})
-               if not defined_by_the_class(sim, name)]
+    assert {"continue_from_here", "com_target", "feet", "closing", "s"} <= set(members(Standing))
+    missing = [name for name in members(Standing) if not defined_by_the_class(sim, name)]
     assert not missing, f"SrbSimulator leaves {missing} to the protocol"
