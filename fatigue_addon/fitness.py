@@ -1,5 +1,6 @@
 """The fatigue schedule of a bake: the keyed fitness (or F, R, r) and per-body-part multipliers,
-sampled per source frame, refused in one line where a keyed value is out of range."""
+sampled per source frame, refused in one line where a keyed value is out of range.  Only reading
+Blender's properties and keys is here; what the values mean is runtime.fatigue.schedule's."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,6 @@ import math
 import numpy as np
 
 from ..runtime.body import proxy
-from ..runtime.fatigue import params as fatigue_params
 from ..runtime.fatigue.model import MAX_RATE
 from . import anim
 from .failure import BakeInputError
@@ -98,12 +98,9 @@ def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: fl
         return None                 # fatigue off: the physics alone
     curves = {fc.data_path: fc for fc in curves if fc.array_index == 0}
     f = frame_start + np.arange(frames, dtype=np.float64)
-    parts = proxy.dof_body_parts()
-    mult = {}
-    for part in proxy.BODY_PARTS:
-        mult[part] = _keyed(curves, settings, f"fitness_{part}", f, f"{part.capitalize()} fitness multiplier",
-                            0.0, 10.0)
-    M = np.stack([mult[p] for p in parts], axis=1)                     # (frames, dofs)
+    M = rschedule.dof_multipliers({part: _keyed(curves, settings, f"fitness_{part}", f,
+                                                f"{part.capitalize()} fitness multiplier", 0.0, 10.0)
+                                   for part in proxy.BODY_PARTS})
     if directs(settings):      # the speed-up and the starting fatigue are solved (tiredness_keys)
         ts, init = np.ones(len(f)), 0.0
     else:
@@ -116,17 +113,9 @@ def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: fl
             F = _keyed(curves, settings, "F", f, "F (fatigue rate)", 0.0, MAX_RATE, lo_open=True)
             R = _keyed(curves, settings, "R", f, "R (recovery rate)", 0.0, MAX_RATE, lo_open=True)
             r = _keyed(curves, settings, "r", f, "r (rest multiplier)", 0.0, MAX_RATE, lo_open=True)
-            # a body part's multiplier m > 1 makes it fitter: tires m times slower, recovers m times faster
-            Md = np.maximum(M, 1e-3)
-            return rschedule.from_parameters((F * ts)[:, None] / Md, (R * ts)[:, None] * Md, r, fps,
-                                             initial_fatigue=init)
+            return rschedule.from_rates_by_part(F, R, r, M, fps, ts, init)
         fit = _keyed(curves, settings, "fitness", f, "Fitness", 0.0, 1.0)
-        fit_dof = np.clip(fit[:, None] * M, 0.0, 1.0)
-        if np.all(ts == ts[0]):
-            return rschedule.from_fitness(fit_dof, fps, float(ts[0]), init)
-        p = fatigue_params.dof_parameters(fit_dof, 1.0)
-        return rschedule.from_parameters(p["F"] * ts[:, None], p["R"] * ts[:, None], p["r"], fps,
-                                         LD=p["LD"], LR=p["LR"], initial_fatigue=init)
+        return rschedule.from_fitness_by_part(fit, M, fps, ts, init)
     except (FatigueParameterError, ValueError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise BakeInputError(f"{msg}: fix the fatigue settings in the Fatigue panel") from None

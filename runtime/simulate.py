@@ -22,6 +22,7 @@ from .engines.limbs import limb_rate_for, whole_steps
 from .errors import EngineMissing, SimulationCancelled, SimulationError
 from .fatigue import direction as directing
 from .fatigue.breathing import breathe
+from .fatigue.contract import Simulator
 from .fatigue.effort import ECCENTRIC_STRENGTH
 from .fatigue.schedule import FatigueSchedule, ScheduledModel
 from .fatigue.tempo import MAX_STRETCH
@@ -318,7 +319,7 @@ def _report_direction(take: Take, direction: directing.DirectedFatigue, reached:
     take.notes["tiredness"] = line
 
 
-def _run(sim, ref, hold: float, out_fps: float, progress, cancel,
+def _run(sim: Simulator, ref, hold: float, out_fps: float, progress, cancel,
          floor_work: bool) -> tuple[list[TakeFrame], np.ndarray]:
     """Step ``sim`` until the source has played and the end has
     been held for ``hold`` s, recording a TakeFrame every 1 / ``out_fps`` s, and per frame whether
@@ -404,7 +405,7 @@ def _notes(support, plan, settings, policy, floor_work: bool,
     return notes
 
 
-def _record(sim) -> TakeFrame:
+def _record(sim: Simulator) -> TakeFrame:
     """The TakeFrame of now: ``sim`` an SrbSimulator or floor.FloorSimulator."""
     model = sim.fatigue.model if sim.fatigue is not None else None
     fatigue = model.snapshot() if model is not None else None

@@ -46,7 +46,7 @@ def addon_package():
 @pytest.fixture(scope="module")
 def kin():
     """The proxy's kinematics (PyBullet) for the runtime tests."""
-    from runtime.engines import kinematics
+    from runtime.engines.pybullet import kinematics
 
     with kinematics.Kinematics() as k:
         yield k

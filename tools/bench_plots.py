@@ -9,7 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from runtime.engines import chooser as engine, kinematics
+from runtime.engines import chooser as engine
+from runtime.engines.pybullet import kinematics
 from runtime.body import proxy  # noqa: E402
 
 # Bones of the stick figure: pairs of link names (joint centres).

@@ -64,18 +64,18 @@ def resolve(preference: str | None = AUTO) -> str:
 def kinematics(engine: str, height: float, plan=None):
     """A new forward-kinematics body of the proxy in ``engine`` (close() it, or use ``with``)."""
     if engine == "mujoco":
-        from .mujoco_proxy import MujocoKinematics
+        from .mujoco.kinematics import MujocoKinematics
         return MujocoKinematics(height, plan)
-    from .kinematics import Kinematics
+    from .pybullet.kinematics import Kinematics
     return Kinematics(height, plan)
 
 
 def limb_simulator(engine: str, height: float, rate: float, mass: float, plan=None):
     """A new fatigue-bounded upper body of the proxy in ``engine``."""
     if engine == "mujoco":
-        from .mujoco_limbs import MujocoLimbSimulator
+        from .mujoco.limbs import MujocoLimbSimulator
         return MujocoLimbSimulator(height, rate=rate, mass=mass, plan=plan)
-    from .limbs import LimbSimulator
+    from .pybullet.limbs import LimbSimulator
     return LimbSimulator(height, rate=rate, mass=mass, plan=plan)
 
 

@@ -1,12 +1,14 @@
-"""Hybrid limbs: trunk, neck and arms of the PyBullet proxy under fatigued torque limits.
+"""Hybrid limbs: trunk, neck and arms of the proxy under fatigued torque limits, engine-free: the
+limb layout and rates, the motor arithmetic and the step both engines' upper bodies share
+(runtime.engines.pybullet.limbs, runtime.engines.mujoco.limbs drive their engine).
 
 Why: the SRB carries the body's centre of mass; what makes a tired character *look* tired above
 the hips is gravity winning over weak muscles — arms that drop, a head that nods.  So the upper
-body is an articulated PyBullet body whose pelvis follows the SRB (teleported each step, with the
-SRB's acceleration folded into gravity so a landing still throws the arms down) and whose chest,
-neck, shoulders and elbows track the reference with joint motors capped per DoF at
-RC * tau_max.  The motor solve is implicit (stable at 120 Hz on 1 kg forearms, where explicit PD
-is not) and PyBullet reports the torque each motor applied, which is what the fatigue model books.
+body is an articulated body whose pelvis follows the SRB (with the SRB's acceleration folded into
+gravity so a landing still throws the arms down) and whose chest, neck, shoulders and elbows track
+the reference with joint motors capped per DoF at RC * tau_max.  The motor solve is implicit
+(stable at 120 Hz on 1 kg forearms, where explicit PD is not) and the torque each motor applied is
+what the fatigue model books.
 Trunk and neck end their range on passive tissue: a back or neck too weak to hold the body up
 bends until ligaments carry it (at most about 80 and 65 degrees from upright), as a person's does,
 instead of swinging round the joint (an exhausted trunk and neck had turned 60-180 degrees).
@@ -20,15 +22,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..body import proxy
-from ..body.head import HANG_MARGIN, HANG_RANGE, HOLD_SHARE, head_load, held_droop
-from ..maths import quat, repeatable
-from . import pybullet_body
+from ..body.head import HANG_MARGIN, HANG_RANGE, HOLD_SHARE, held_droop
+from ..maths import quat
 
 LIMB_JOINTS = ("chest", "neck", "right_shoulder", "right_elbow", "left_shoulder", "left_elbow")
 LIMB_MIN_RATE = 120.0  # Hz: the motors are stable from here on 1 kg forearms
 RATE_SLACK = 0.01      # a simulation rate may be this much (relative) below its minimum
-POSITION_GAIN = 1.0    # PyBullet motor error reduction (dimensionless, per step)
-VELOCITY_GAIN = 1.0
 # PyBullet's ball-joint motor (measured: one step from rest, unit gains) closes this share of its
 # angle error per step and ignores the target rate (its hinge motor asks for error / dt + rate).
 BALL_ERP = 0.2
@@ -53,7 +52,7 @@ def whole_steps(rate: float, per: float) -> int:
 
 
 def limb_rate_for(srb_rate: float) -> float:
-    """The limbs' PyBullet rate: a whole number of substeps per SRB step, at least LIMB_MIN_RATE."""
+    """The limbs' engine rate: a whole number of substeps per SRB step, at least LIMB_MIN_RATE."""
     return srb_rate * whole_steps(LIMB_MIN_RATE, srb_rate)
 
 def limb_layout() -> tuple[list[bool], np.ndarray, list[int]]:
@@ -74,7 +73,7 @@ def limb_dofs(name: str, spherical: list[bool]) -> slice:
     return slice(first, first + (3 if spherical[i] else 1))
 
 
-def _floats(v) -> list:
+def floats(v) -> list:
     """A vector as a list of Python floats (what PyBullet reads fastest)."""
     return v.tolist() if isinstance(v, np.ndarray) else [float(x) for x in v]
 
@@ -195,76 +194,35 @@ def _descends(j: int, link: int, parent: list[int]) -> bool:
     return False
 
 
-class LimbSimulator:
-    """Upper body of the proxy; ``step`` advances it by one SRB step in ``substeps`` pieces."""
+class UpperBody:
+    """What both engines' upper bodies share: ``step`` turns the SRB's targets, caps and yields into
+    per-joint motor goals and force limits within the passive stops; the engine advances them
+    (``_advance``).  An engine's class sets, before its first step: ``spherical``, ``dofs``,
+    ``joint_slots`` (limb_layout), ``head`` (runtime.body.head.head_load), ``dt``, and the state
+    below (``_stops`` from passive_stops)."""
 
-    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0, mass: float = proxy.DEFAULT_MASS,
-                 plan=None):
-        import pybullet
+    spherical: list[bool]
+    dofs: np.ndarray
+    joint_slots: list[int]
+    dt: float
 
-        self.p = pybullet
-        self.client = pybullet.connect(pybullet.DIRECT)
-        self.body, links = pybullet_body.load_body(self.client, height, fixed_base=True, plan=plan)
-        # The URDF's link masses describe a 45 kg body; the character's mass scales every link (and
-        # its inertia), so a heavier character's arms weigh what the SRB and tau_max assume.
-        ratio = mass / proxy.DEFAULT_MASS
-        for j in range(-1, pybullet.getNumJoints(self.body, physicsClientId=self.client)):
-            info = pybullet.getDynamicsInfo(self.body, j, physicsClientId=self.client)
-            pybullet.changeDynamics(self.body, j, mass=info[0] * ratio,
-                                    localInertiaDiagonal=[v * ratio for v in info[2]],
-                                    physicsClientId=self.client)
-        self.head = head_load(height, mass, plan)
-        self.dt = 1.0 / rate
-        pybullet.setTimeStep(self.dt, physicsClientId=self.client)
-        # Ten solver iterations track as well as PyBullet's default fifty here (measured: joint
-        # error within 0.05 deg on punch and dance_a) at about half the cost.
-        pybullet.setPhysicsEngineParameter(numSolverIterations=SOLVER_ITERATIONS, physicsClientId=self.client)
-        # The upper body never touches anything here: no collisions, no contact solve.
-        for j in range(-1, pybullet.getNumJoints(self.body, physicsClientId=self.client)):
-            pybullet.setCollisionFilterGroupMask(self.body, j, 0, 0, physicsClientId=self.client)
-        self.joint_index = [links[n] for n in LIMB_JOINTS]
-        self.spherical, self.dofs, self.joint_slots = limb_layout()
+    def _start(self) -> None:
+        """The motor and stop state at rest (after ``_stops`` is set)."""
         self._last = np.zeros(len(self.dofs))   # torque applied last step, per limb DoF
-        self._stops = self._passive_stops(links)
         self._tired = False
         self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
         self._goals = None       # the last step's source poses (ball_lead)
-        # Release PyBullet's default velocity motors so only our capped motors act.
-        for j, sph in zip(self.joint_index, self.spherical):
-            if sph:
-                pybullet.setJointMotorControlMultiDof(self.body, j, pybullet.POSITION_CONTROL,
-                                                      targetPosition=[0, 0, 0, 1], force=[0, 0, 0],
-                                                      physicsClientId=self.client)
-            else:
-                pybullet.setJointMotorControl2(self.body, j, pybullet.VELOCITY_CONTROL, force=0,
-                                               physicsClientId=self.client)
-
-    def _passive_stops(self, links: dict) -> list[PassiveStop]:
-        """passive_stops from PyBullet's rest-pose link frames."""
-        p, c, body = self.p, self.client, self.body
-        count = p.getNumJoints(body, physicsClientId=c)
-        parent = [p.getJointInfo(body, j, physicsClientId=c)[16] for j in range(count)]
-        states = [p.getLinkState(body, j, computeForwardKinematics=1, physicsClientId=c) for j in range(count)]
-        masses = np.array([p.getDynamicsInfo(body, j, physicsClientId=c)[0] for j in range(count)])
-        return passive_stops(links, parent, masses, np.array([s[0] for s in states]),
-                             np.array([s[4] for s in states]), self.joint_index)
 
     def close(self) -> None:
-        if self.client is not None:
-            self.p.disconnect(self.client)
-            self.client = None
+        raise NotImplementedError
 
     def reset(self, root_pos, root_rot, joint_rots) -> None:
         """Pose the upper body like ``joint_rots`` (12 x 4, proxy order), at rest."""
-        p, c = self.p, self.client
-        p.resetBasePositionAndOrientation(self.body, list(root_pos), list(root_rot), physicsClientId=c)
-        for j, slot, sph in zip(self.joint_index, self.joint_slots, self.spherical):
-            q = joint_rots[slot]
-            value = list(q) if sph else [quat.hinge_angle4(q)]
-            p.resetJointStateMultiDof(self.body, j, targetValue=value, physicsClientId=c)
-        self._stop_state = [(_floats(joint_rots[self.joint_slots[stop.slot]]), [0.0, 0.0, 0.0])
-                            for stop in self._stops]
-        self._goals = None       # at rest: no move to lead
+        raise NotImplementedError
+
+    def joint_rotations(self) -> np.ndarray:
+        """Current local rotations of the limb joints (len(LIMB_JOINTS) x 4)."""
+        raise NotImplementedError
 
     def step(self, root_pos, root_rot, root_acc, targets, target_vel, caps, duration: float,
              give: np.ndarray | None = None, tired: bool = False) -> np.ndarray:
@@ -290,7 +248,7 @@ class LimbSimulator:
         for stop, limit in zip(self._stops, limits):   # a tired joint yields up to its stop, not into it
             target_q[stop.slot] = _within(target_q[stop.slot], limit)
         target_w = np.asarray(target_vel)[slots].tolist()
-        cap = _floats(caps)
+        cap = floats(caps)
         last = self._last.tolist()
         substeps = max(1, int(round(duration / self.dt)))
         lead = ball_lead(substeps)
@@ -340,26 +298,7 @@ class LimbSimulator:
         ``root_acc``, the motors driving to ``positions`` / ``velocities`` (per joint: a quaternion
         and a local angular velocity, or a hinge angle and rate) within ``forces``; returns the
         torque each motor applied, summed over the substeps, per limb DoF."""
-        p, c = self.p, self.client
-        p.resetBasePositionAndOrientation(self.body, _floats(root_pos), _floats(root_rot), physicsClientId=c)
-        a0, a1, a2 = _floats(root_acc)
-        p.setGravity(0.0 - a0, 0.0 - a1, -9.81 - a2, physicsClientId=c)
-        n = len(positions)
-        p.setJointMotorControlMultiDofArray(
-            self.body, self.joint_index, p.POSITION_CONTROL, targetPositions=positions,
-            targetVelocities=velocities,
-            positionGains=[POSITION_GAIN] * n, velocityGains=[VELOCITY_GAIN] * n,
-            forces=forces, physicsClientId=c)
-        applied = [0.0] * len(self.dofs)
-        root_q = _floats(root_rot)
-        for _ in range(substeps):
-            self._press_stops(root_q, limits)
-            p.stepSimulation(physicsClientId=c)
-            states = p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=c)
-            now = [v for st in states for v in st[3]]
-            applied = [a + b for a, b in zip(applied, now)]
-            self._stop_state = [(states[stop.slot][0], states[stop.slot][1]) for stop in self._stops]
-        return applied
+        raise NotImplementedError
 
     def _stop_limits(self, source_q: list, tired: bool = False) -> list[float]:
         """Each stop's range for this step: the anatomical one, or past a source pose beyond it.
@@ -367,32 +306,6 @@ class LimbSimulator:
         return [max(HANG_RANGE, axis_angle(source_q[stop.slot])[1] + HANG_MARGIN)
                 if tired and stop.slot == self._neck else
                 max(stop.range, axis_angle(source_q[stop.slot])[1] + PASSIVE_MARGIN) for stop in self._stops]
-
-    def _press_stops(self, root_q: list, limits: list[float]) -> None:
-        """Passive tissue at the end of range: a spring-damper pushing the joint back inside it,
-        applied as equal and opposite torques on the link and its parent (PyBullet clears
-        external torques after every step, so this runs before each one)."""
-        p, c = self.p, self.client
-        for stop, limit, (q, w) in zip(self._stops, limits, self._stop_state):
-            if self._tired and stop.slot == self._neck:
-                # passive damping of the tired head's motion against the chest (runtime.body.head); PyBullet
-                # reports a ball joint's rate in the child's frame
-                frame = quat.multiply(root_q, list(self._stop_state[stop.parent_stop][0]))
-                torque = quat.rotate(quat.multiply(frame, list(q)), np.array(w) * -self.head.damping)
-                p.applyExternalTorque(self.body, stop.link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
-                p.applyExternalTorque(self.body, stop.parent, (-torque).tolist(), p.WORLD_FRAME, physicsClientId=c)
-            u, angle = axis_angle(q)
-            if angle <= limit:
-                continue
-            push = stop.stiffness * (angle - limit) + stop.damping * (u[0] * w[0] + u[1] * w[1] + u[2] * w[2])
-            if push <= 0.0:
-                continue
-            frame = (root_q if stop.parent_stop is None
-                     else quat.multiply(root_q, list(self._stop_state[stop.parent_stop][0])))
-            torque = quat.rotate(frame, np.array(u) * -push)
-            p.applyExternalTorque(self.body, stop.link, torque.tolist(), p.WORLD_FRAME, physicsClientId=c)
-            if stop.parent is not None:
-                p.applyExternalTorque(self.body, stop.parent, (-torque).tolist(), p.WORLD_FRAME, physicsClientId=c)
 
     @staticmethod
     def _ball_cap(caps: np.ndarray, last: np.ndarray) -> float:
@@ -412,15 +325,3 @@ class LimbSimulator:
         if norm < 1e-6:
             return min(caps)
         return min(c / max(abs(x) / norm, 1e-9) for c, x in zip(caps, last))
-
-    def joint_rotations(self) -> np.ndarray:
-        """Current local rotations of the limb joints (len(LIMB_JOINTS) x 4)."""
-        states = self.p.getJointStatesMultiDof(self.body, self.joint_index, physicsClientId=self.client)
-        out = np.empty((len(self.joint_index), 4))
-        for i, (s, sph) in enumerate(zip(states, self.spherical)):
-            if sph:
-                out[i] = s[0]
-            else:
-                a = s[0][0]
-                out[i] = [0.0, 0.0, repeatable.sin(0.5 * a), repeatable.cos(0.5 * a)]
-        return out

@@ -129,3 +129,35 @@ def from_preset(name: str, fps: float, frames: int = 1, dof_regions: list[str] |
     """Constant schedule from a named fitness preset (see fatigue_params.PRESETS)."""
     p = fatigue_params.preset(name)
     return from_fitness(p.fitness, fps, p.time_scale, p.initial_fatigue, dof_regions, frames)
+
+
+# A body part's fitness multiplier m > 1 makes it fitter: it tires m times slower and recovers m
+# times faster.  Below this the rates would divide by (nearly) zero.
+MIN_PART_MULTIPLIER = 1e-3
+
+
+def dof_multipliers(by_part: dict[str, np.ndarray]) -> np.ndarray:
+    """(frames, dofs) multipliers from per-frame ones per body part (proxy.BODY_PARTS): each DoF
+    takes its part's (proxy.dof_body_parts)."""
+    return np.stack([by_part[part] for part in proxy.dof_body_parts()], axis=1)
+
+
+def from_fitness_by_part(fitness: np.ndarray, multipliers: np.ndarray, fps: float, time_scale: np.ndarray,
+                         initial_fatigue: float = 0.0) -> FatigueSchedule:
+    """Schedule from a keyed fitness curve (frames,) scaled per DoF by ``multipliers`` (frames, dofs;
+    clipped to [0, 1]) and a keyed speed-up ``time_scale`` (frames,)."""
+    fit_dof = np.clip(fitness[:, None] * multipliers, 0.0, 1.0)
+    if np.all(time_scale == time_scale[0]):
+        return from_fitness(fit_dof, fps, float(time_scale[0]), initial_fatigue)
+    p = fatigue_params.dof_parameters(fit_dof, 1.0)
+    return from_parameters(p["F"] * time_scale[:, None], p["R"] * time_scale[:, None], p["r"], fps,
+                           LD=p["LD"], LR=p["LR"], initial_fatigue=initial_fatigue)
+
+
+def from_rates_by_part(F: np.ndarray, R: np.ndarray, r: np.ndarray, multipliers: np.ndarray, fps: float,
+                       time_scale: np.ndarray, initial_fatigue: float = 0.0) -> FatigueSchedule:
+    """Schedule from keyed F, R, r curves (frames,) sped up by ``time_scale`` (frames,), each DoF's
+    F divided and R multiplied by its part's multiplier (frames, dofs; at least MIN_PART_MULTIPLIER)."""
+    m = np.maximum(multipliers, MIN_PART_MULTIPLIER)
+    return from_parameters((F * time_scale)[:, None] / m, (R * time_scale)[:, None] * m, r, fps,
+                           initial_fatigue=initial_fatigue)

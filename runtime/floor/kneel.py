@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..body import proxy
+from ..fatigue.contract import Forwarded, Simulator
 from ..maths import lowpass, quat
 from ..maths.ease import smoothstep
 from ..motion.clip import Clip
@@ -146,35 +147,33 @@ def sole_level(kin, pose: tuple) -> float:
     return float(ck.sole[0, ..., 2].min())
 
 
-class KneelingRests:
+class KneelingRests(Simulator):
     """Wraps the simulator of a take on its feet (an SrbSimulator or stretches.MixedSimulator):
     steps it, and takes the body down on its knees when it asks to (``kneel_wanted``, set by
     runtime.srb.rest_steps.decide_rest), stepping the kneel itself until the body is back up.
-    Looks like the wrapped simulator to runtime.simulate."""
+    Its Simulator members are the wrapped simulator's, the kneel's clock, torques and state while
+    it kneels."""
 
-    def __init__(self, inner, kin):
-        self.__dict__.update(inner=inner, kin=kin, kneel=None, kneels=0)
+    def __init__(self, inner: Simulator, kin):
+        self.inner, self.kin, self.kneel, self.kneels = inner, kin, None, 0
         self.srb.can_kneel = True
-
-    def __getattr__(self, name):
-        return getattr(self.__dict__["inner"], name)
 
     @property
     def srb(self):
-        inner = self.__dict__["inner"]
-        return getattr(inner, "srb", inner)
+        """The SrbSimulator on the feet (the wrapped one, or a MixedSimulator's)."""
+        return getattr(self.inner, "srb", self.inner)
 
-    @property
-    def need_torques(self) -> bool:
-        return self.inner.need_torques
-
-    @need_torques.setter
-    def need_torques(self, value: bool) -> None:
-        self.inner.need_torques = value
-
-    @property
-    def on_floor(self) -> bool:
-        return bool(getattr(self.inner, "on_floor", False))
+    ref = Forwarded("inner")
+    body = Forwarded("inner")
+    fatigue = Forwarded("inner")
+    limbs = Forwarded("inner")
+    events = Forwarded("inner")
+    dt = Forwarded("inner")
+    fallen = Forwarded("inner")
+    load_avg = Forwarded("inner")
+    lag = Forwarded("inner")
+    on_floor = Forwarded("inner")
+    need_torques = Forwarded("inner", settable=True)
 
     @property
     def kneeling(self) -> bool:
@@ -194,12 +193,12 @@ class KneelingRests:
             srb = self.srb
             if getattr(srb, "kneel_wanted", False) and not self.inner.fallen:
                 srb.kneel_wanted = False
-                self.__dict__["kneel"] = Kneel(srb, self.kin)
-                self.__dict__["kneels"] = self.kneels + 1
+                self.kneel = Kneel(srb, self.kin)
+                self.kneels += 1
             return
         if self.kneel.step():
             self.kneel.hand_back()
-            self.__dict__["kneel"] = None
+            self.kneel = None
 
     def state(self) -> SimState:
         return self.kneel.state() if self.kneel is not None else self.inner.state()

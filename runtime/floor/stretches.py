@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engines import kinematics
+from ..fatigue.contract import Forwarded, Simulator
+from ..motion import contacts
 from ..maths import quat
 from ..reference import pose_output
 
@@ -33,7 +34,7 @@ MIN_FEET_SHARE = 0.05    # feet alone in fewer frames than this: the whole clip 
 def floor_frames(ck, support) -> np.ndarray:
     """(T,) frames floor work holds up (see the module docstring), gaps closed and led in."""
     fps = ck.fps
-    touching = kinematics.sustained(ck.non_foot_touching(), max(1, int(round(FLOOR_STRETCH * fps))))
+    touching = contacts.sustained(ck.non_foot_touching(), max(1, int(round(FLOOR_STRETCH * fps))))
     mask = (touching | support.held | support.raised.any(axis=1) | support.hanging.any(axis=1) | support.slow
             | support.reaching.any(axis=1))
     if not mask.any():
@@ -60,7 +61,7 @@ def floor_frames(ck, support) -> np.ndarray:
 def _low(ck) -> np.ndarray:
     """(T,) the centre of mass below LOW_COM of the legs' straight length above the floor: a body
     still getting up (or going down), not yet one its feet alone carry."""
-    return ck.com[:, 2] - ck.floor_height < LOW_COM * kinematics.straight_legs(ck)
+    return ck.com[:, 2] - ck.floor_height < LOW_COM * contacts.straight_legs(ck)
 
 
 def _grow_while(mask: np.ndarray, also: np.ndarray) -> np.ndarray:
@@ -96,10 +97,10 @@ def kind(mask: np.ndarray) -> str:
     return "mixed"
 
 
-class MixedSimulator:
+class MixedSimulator(Simulator):
     """Steps an SrbSimulator where the feet carry the body and a floor.FloorSimulator where
     ``mask`` (per reference frame) says floor work does; one clock, fatigue model, tempo rule and
-    event list.  Looks like whichever of the two is stepping now to runtime.simulate."""
+    event list.  Its Simulator members are those of whichever of the two is stepping now."""
 
     def __init__(self, srb_sim, floor_sim, mask: np.ndarray):
         self.srb, self.floor, self.mask = srb_sim, floor_sim, mask
@@ -112,8 +113,23 @@ class MixedSimulator:
     def on_floor(self) -> bool:
         return self.active is self.floor
 
-    def __getattr__(self, name):
-        return getattr(self.__dict__["active"], name)
+    ref = Forwarded("active")
+    body = Forwarded("active")
+    fatigue = Forwarded("active")
+    limbs = Forwarded("active")
+    events = Forwarded("active")
+    dt = Forwarded("active")
+    time = Forwarded("active")
+    phase = Forwarded("active")
+    fallen = Forwarded("active")
+    torque = Forwarded("active")
+    residual_moment = Forwarded("active")
+    strength_factor = Forwarded("active")
+    load_avg = Forwarded("active")
+    lag = Forwarded("active")
+
+    def state(self) -> pose_output.SimState:
+        return self.active.state()
 
     @property
     def need_torques(self) -> bool:

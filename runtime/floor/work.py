@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..body import proxy
+from ..fatigue.contract import Simulator
 from ..fatigue.tempo import relative_effort, TempoRule, weakest_loaded
 from ..maths import lowpass, quat
 from ..motion.clip import REVOLUTE_AXIS
@@ -128,11 +129,13 @@ def static_torques(ck, com_acc: np.ndarray, support: Support | None = None) -> n
     return lowpass.smooth(np.abs(out), ck.fps, width=SUSTAINED)
 
 
-class FloorSimulator:
+class FloorSimulator(Simulator):
     """Floor work's simulator: pelvis and pose on the reference, the static joint torques of each
     pose booked, and the tempo rule (tempo.TempoRule) driven by whichever joints carry the load
     (not only the legs).  It records the same state and events as runtime.srb.simulator.SrbSimulator, so
     runtime.simulate records either alike."""
+
+    on_floor = True             # floor work holds the body up throughout
 
     def __init__(self, ref, body, loads: np.ndarray, fatigue=None, settings=None):
         self.ref, self.body = ref, body

@@ -2,7 +2,7 @@
 
 A Clip is uniformly sampled: root position and rotation in the world (Z-up, metres, quaternions
 x,y,z,w) and each proxy joint's local rotation (quaternions for every joint; a revolute joint's
-rotation is about its axis).  Contacts come from ``runtime.engines.kinematics`` because they need the
+rotation is about its axis).  Contacts come from ``runtime.motion.contacts`` because they need the
 proxy's geometry.
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..body import proxy
-from ..engines.kinematics import straight_legs
+from ..motion.contacts import straight_legs
 from .rigid_body import GRAVITY
 
 MIN_FLIGHT = 0.2          # s of clip time: a flight shorter than this is too short to time
@@ -84,7 +84,7 @@ def _hands(ck) -> np.ndarray:
 
 def slowdown(ck) -> float | None:
     """How many times slower than it was performed the analysed clip ``ck``
-    (runtime.engines.kinematics.ClipKinematics) plays; None when it plays at its
+    (runtime.motion.contacts.ClipKinematics) plays; None when it plays at its
     real speed or its flights cannot tell."""
     airborne = ~ck.foot_contact.any(axis=1) & ~ck.non_foot_touching()
     ks = np.array(flight_slowdowns(ck.com, airborne, ck.fps, _hands(ck), straight_legs(ck)))

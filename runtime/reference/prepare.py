@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..body import proxy
-from ..engines.kinematics import ClipKinematics, Kinematics
+from ..motion.contacts import ClipKinematics, ProxyKinematics
 from ..motion.clip import Clip
 from .reference import Reference, build_reference
 from .rigid_body import Body, body_from_proxy, kin_scale
@@ -24,7 +24,7 @@ class Prepared:
     support: Support               # what holds the body up: its feet, or floor work
 
 
-def prepare(source: Clip, kin: Kinematics, mass: float = proxy.DEFAULT_MASS,
+def prepare(source: Clip, kin: ProxyKinematics, mass: float = proxy.DEFAULT_MASS,
             ck: ClipKinematics | None = None) -> Prepared:
     """Kinematics, body, reference and support of ``source`` on the proxy ``kin`` (its height and
     proportions) at ``mass``; ``ck``: ``kin.analyse(source)`` where the caller has it already."""

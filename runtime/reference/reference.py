@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engines.kinematics import ClipKinematics
+from ..motion.contacts import ClipKinematics
 from ..maths import lowpass, quat
 from ..motion.clip import Clip, angular_velocity
 from .rigid_body import Body, SIDES, kin_scale

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..body import proxy
-from ..engines.kinematics import Kinematics
+from ..motion.contacts import ProxyKinematics
 from ..maths import quat
 from ..motion.clip import Y_UP_TO_Z_UP
 
@@ -50,7 +50,7 @@ class Body:
         return R @ self.inertia @ R.T
 
 
-def body_from_proxy(kin: Kinematics, mass: float = proxy.DEFAULT_MASS) -> Body:
+def body_from_proxy(kin: ProxyKinematics, mass: float = proxy.DEFAULT_MASS) -> Body:
     """Measure the SRB and leg geometry on the proxy in its rest pose (scaled to its height)."""
     root_rot = Y_UP_TO_Z_UP
     kin.set_pose([0.0, 0.0, 1.0], root_rot, np.tile(quat.IDENTITY, (len(proxy.DEFAULT_JOINTS), 1)))

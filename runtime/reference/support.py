@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..body import proxy
-from ..engines import kinematics
-from ..engines.kinematics import straight_legs
+from ..motion import contacts
+from ..motion.contacts import straight_legs
 from ..maths import lowpass
 from .playback import slowed_flights
 
@@ -109,7 +109,7 @@ def held_elsewhere(ck, com_vel: np.ndarray, scale: float = 1.0) -> np.ndarray:
     for t in np.flatnonzero(still).tolist():
         out[t] = outside_support(ck.com[t, :2], _support_points(ck, t)) > OUTSIDE_SUPPORT * scale
     n = max(1, int(round(HELD_SECONDS * ck.fps)))
-    return kinematics.sustained(out, n)
+    return contacts.sustained(out, n)
 
 
 def raised_feet(ck, com_acc: np.ndarray, hanging: np.ndarray, scale: float = 1.0,
@@ -168,9 +168,9 @@ def reaching(ck, com_acc: np.ndarray, hanging: np.ndarray, scale: float = 1.0) -
     near = near_the_floor(ck, scale)
     touching = ck.non_foot_touching()
     n = max(1, int(round(RAISED_SECONDS * ck.fps)))
-    held = kinematics.sustained(~ck.foot_contact.any(axis=1) & (com_acc[:, 2] > -RAISED_FALL * GRAVITY)
+    held = contacts.sustained(~ck.foot_contact.any(axis=1) & (com_acc[:, 2] > -RAISED_FALL * GRAVITY)
                                 & (touching | near.any(axis=1)) & ~hanging.any(axis=1), n)
-    found = kinematics.sustained(touching, n)
+    found = contacts.sustained(touching, n)
     edges = np.flatnonzero(np.diff(np.concatenate([[0], held.astype(np.int8), [0]])))
     for a, b in zip(edges[0::2], edges[1::2]):
         held[a:b] = not found[a:b].any()
@@ -208,7 +208,7 @@ def slow_stance(ck, com_acc: np.ndarray, scale: float = 1.0, near: np.ndarray | 
         away = (ck.com[t, :2] - centre) / max(float(np.linalg.norm(ck.com[t, :2] - centre)), 1e-9)
         h = max(float(ck.com[t, 2] - ck.floor_height), 1e-3)
         out[t] = float(com_acc[t, :2] @ away) < SLOW_FALL * GRAVITY * d / h
-    return kinematics.sustained(out, max(1, int(round(HELD_SECONDS * ck.fps))))
+    return contacts.sustained(out, max(1, int(round(HELD_SECONDS * ck.fps))))
 
 
 def _support_points(ck, t: int, near: np.ndarray | None = None) -> np.ndarray:
@@ -254,7 +254,7 @@ def _held_still(points: np.ndarray, fps: float, scale: float) -> np.ndarray:
 def _carried_off_the_floor(ck, com_acc: np.ndarray) -> np.ndarray:
     """(T,) at least RAISED_SECONDS with nothing on the floor, yet a centre of mass not falling."""
     carried = ~ck.foot_contact.any(axis=1) & ~ck.non_foot_touching() & (com_acc[:, 2] > -RAISED_FALL * GRAVITY)
-    return kinematics.sustained(carried, max(1, int(round(RAISED_SECONDS * ck.fps))))
+    return contacts.sustained(carried, max(1, int(round(RAISED_SECONDS * ck.fps))))
 
 
 @dataclass(frozen=True)

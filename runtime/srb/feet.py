@@ -18,7 +18,7 @@ from ..reference.legs import flatten_foot, stance_leg_rows
 from ..reference.reference import RefSample
 from ..reference.rigid_body import kin_scale
 from ..reference.support import inside_support
-from .rest_steps import CLOSE_SHIFT_TIME, put_down, step_in
+from .rest_steps import CLOSE_SHIFT_TIME, put_down, Standing, step_in
 
 PRESSURE_MARGIN = 0.02     # m (1.62 m body): how far inside its bearing corners one foot's centre of pressure sits
 SHORT_LIFT = 0.1           # s: a foot lifted this briefly is not re-placed; twice as long, fully
@@ -51,7 +51,7 @@ class Foot:
     catch: tuple | None = None    # being put down to stop: (world ankle at the start, start time)
 
 
-def place_feet(sim, r: RefSample, phase: float, p_r, v_r, in_flight: bool, root_pos, root_R):
+def place_feet(sim: Standing, r: RefSample, phase: float, p_r, v_r, in_flight: bool, root_pos, root_R):
     """Lift, carry and put down each foot; the Footing of the feet on the ground, and the
     phase an early landing jumps the clock to (None: none)."""
     ref, body = sim.ref, sim.body
@@ -86,7 +86,7 @@ def place_feet(sim, r: RefSample, phase: float, p_r, v_r, in_flight: bool, root_
     return footing, jump_to
 
 
-def swing(sim, k: int, foot: Foot, r: RefSample, phase: float, ankle_r, p_r, v_r, in_flight: bool,
+def swing(sim: Standing, k: int, foot: Foot, r: RefSample, phase: float, ankle_r, p_r, v_r, in_flight: bool,
            jump_to: float | None) -> float | None:
     """Carry a free foot towards its Raibert-corrected landing spot; land it when the
     reference does, or early when it meets the floor.  Returns the (updated) phase an early
@@ -133,7 +133,7 @@ def swing(sim, k: int, foot: Foot, r: RefSample, phase: float, ankle_r, p_r, v_r
     return jump_to
 
 
-def stand(sim, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, footing: "Footing") -> None:
+def stand(sim: Standing, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, root_R, footing: "Footing") -> None:
     """Add a standing foot to ``footing``: the sole corners that bear its load (bearing_corners),
     and its leg's torque rows when torques are needed."""
     ref, body = sim.ref, sim.body

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..errors import PolicyError
 from ..maths import quat, repeatable
+from .rest_steps import Standing
 
 POLICY_RATE = 30.0                    # Hz: policy decisions per second of simulated time
 LANDING_SCALE = 0.15                   # m (1.62 m body) of landing shift per unit action
@@ -68,13 +69,13 @@ def observation_size(kind: str) -> int:
     return base + (2 if kind == "phase" else 6 * len(REFERENCE_WINDOW))
 
 
-def _heading(sim) -> tuple[float, float]:
+def _heading(sim: Standing) -> tuple[float, float]:
     """cos, sin of the body's heading (yaw of its orientation)."""
     yaw = float(quat.yaw(sim.q))
     return math.cos(yaw), math.sin(yaw)
 
 
-def observe(sim, kind: str) -> np.ndarray:
+def observe(sim: Standing, kind: str) -> np.ndarray:
     """The policy's view of an SrbSimulator now (see the module docstring for the terms)."""
     ref, body = sim.ref, sim.body
     c, s = _heading(sim)
@@ -119,14 +120,14 @@ def observe(sim, kind: str) -> np.ndarray:
     return np.asarray(obs, dtype=np.float64)
 
 
-def attach(sim, policy) -> None:
+def attach(sim: Standing, policy) -> None:
     """Let ``policy`` (anything with ``control(sim)``, or None) correct an SrbSimulator every
     control step, POLICY_RATE times per simulated second."""
     sim.controller = policy
     sim.control_every = max(1, int(round(sim.s.rate / POLICY_RATE)))
 
 
-def apply(sim, action: np.ndarray) -> None:
+def apply(sim: Standing, action: np.ndarray) -> None:
     """Set the simulator's corrections from an action in [-1, 1] (heading frame, scaled; the
     tempo's share where the action has one)."""
     a = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
@@ -143,14 +144,14 @@ def apply(sim, action: np.ndarray) -> None:
         sim.tempo_adjust = 1.0 + TEMPO_SCALE * min(float(a[LANDING_VELOCITY]), 0.0)
 
 
-def release(sim) -> None:
+def release(sim: Standing) -> None:
     """Hand the simulator back to the rule alone (no shifts, all of the tempo)."""
     sim.landing_adjust[:] = 0.0
     sim.velocity_adjust[:] = 0.0
     sim.tempo_adjust = 1.0
 
 
-def legs_capacity(sim) -> float:
+def legs_capacity(sim: Standing) -> float:
     """The weakest leg DoF's residual capacity (1 for a body without fatigue)."""
     if sim.fatigue is None:
         return 1.0
@@ -298,7 +299,7 @@ class SrbPolicy:
         low, high = self.familiar_z2
         return min(max((high - unfamiliarity(self.mlp, obs)) / (high - low), 0.0), 1.0)
 
-    def control(self, sim) -> None:
+    def control(self, sim: Standing) -> None:
         share = fatigue_gate(self.gate, legs_capacity(sim))
         if share == 0.0:
             release(sim)

@@ -33,6 +33,7 @@ from ..fatigue.effort import MAX_EFFORT_ECONOMY
 from ..maths import quat
 from ..reference.rigid_body import kin_scale
 from .policy import fatigue_gate, legs_capacity, release, SrbPolicy
+from .rest_steps import Standing
 
 KIND = "residual"
 PARTS = ("legs", "trunk", "arms", "neck")
@@ -69,7 +70,7 @@ def _part_dofs() -> dict[str, np.ndarray]:
 _PART_DOFS = _part_dofs()
 
 
-def observe(sim) -> np.ndarray:
+def observe(sim: Standing) -> np.ndarray:
     """The residual's view of an SrbSimulator now (OBSERVATION, raw: normalised by the policy)."""
     ref = sim.ref
     obs = np.empty(len(OBSERVATION))
@@ -112,7 +113,7 @@ def observe(sim) -> np.ndarray:
     return obs
 
 
-def correct(sim, action: np.ndarray) -> None:
+def correct(sim: Standing, action: np.ndarray) -> None:
     """Set the simulator's corrections from ``action`` (CORRECTIONS, each in [-1, 1]); all zero
     leaves every number the rule uses as it is (same bits)."""
     a = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
@@ -126,7 +127,7 @@ def correct(sim, action: np.ndarray) -> None:
     sim.rule.s = sim.s
 
 
-def uncorrect(sim) -> None:
+def uncorrect(sim: Standing) -> None:
     """Hand the simulator back to the rule alone (its own settings, no corrections)."""
     release(sim)
     sim.lean_adjust = sim.height_adjust = 0.0
@@ -171,7 +172,7 @@ class ResidualPolicy:
         self.linear, self.card, self.gate = linear, card or {}, gate
         self.name = self.card.get("name", "residual")
 
-    def control(self, sim) -> None:
+    def control(self, sim: Standing) -> None:
         share = fatigue_gate(self.gate, legs_capacity(sim))
         if share == 0.0:
             uncorrect(sim)

@@ -2,19 +2,22 @@
 resting body stands, a halt's catching foot and a rest's closing step.
 
 Each function reads the simulator (runtime.srb.simulator.SrbSimulator) through its public state (centre of
-mass, orientation, feet, clock, fatigue, rest bookkeeping) and moves the foot it is given.
+mass, orientation, feet, clock, fatigue, rest bookkeeping; Standing names it) and moves the foot it is given.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ..maths.ease import smoothstep
-from ..fatigue.tempo import LAUNCH_FLIGHT, LAUNCH_LEAD, relative_effort, weakest_loaded
+from ..fatigue.contract import Simulator
+from ..fatigue.tempo import LAUNCH_FLIGHT, LAUNCH_LEAD, relative_effort, TempoRule, weakest_loaded
 from ..maths.rotation import quat_matrix
 from ..reference.legs import flatten_foot, stance_leg_rows
+from ..reference.reference import RefSample
 from ..reference.rigid_body import GRAVITY, kin_scale
 
 REST_ANKLE_EFFORT = 0.5  # a resting body stands no further ahead of its ankles than costs them this share of what they have left
@@ -59,7 +62,65 @@ class ClosingStep:
         return self.landed is not None and time - self.landed >= CLOSE_SHIFT_TIME
 
 
-def put_down(sim, k: int, foot: "Foot", r: "RefSample", ankle_r: np.ndarray, p_r: np.ndarray) -> None:
+class Standing(Simulator, Protocol):
+    """The SRB's state its helpers read and move (here, runtime.srb.feet, and the corrections of
+    runtime.srb.policy and runtime.srb.residual): what runtime.srb.simulator.SrbSimulator owes
+    them beyond the Simulator contract."""
+
+    s: "SrbSettings"                 # runtime.srb.simulator's settings (it imports this module)
+    rule: TempoRule
+    p: np.ndarray                    # centre of mass
+    v: np.ndarray
+    q: np.ndarray                    # orientation (x, y, z, w)
+    p_target: np.ndarray             # the step's COM target
+    v_target: np.ndarray
+    feet: list["Foot"]               # runtime.srb.feet's (it imports this module)
+    leg_dofs: np.ndarray
+    upper_dofs: np.ndarray
+    resting: bool
+    sag: float
+    sinking: float
+    sinking_blend: float
+    shift: np.ndarray
+    contact_height: float
+    feet_roll: bool
+    flight_sped: bool
+    tempo: float                     # the tempo rule's phase rate while moving
+    # corrections of the rule (runtime.srb.policy, runtime.srb.residual; zero or the rule's own without one)
+    controller: object | None
+    control_every: int
+    landing_adjust: np.ndarray
+    velocity_adjust: np.ndarray
+    tempo_adjust: float
+    lean_adjust: float
+    height_adjust: float
+    rule_settings: "SrbSettings"
+    # rest bookkeeping
+    rest_wanted: float | None
+    rest_due: bool
+    rest_began: float
+    gathered_for: float | None
+    stopping: bool
+    stopped: bool
+    closing: ClosingStep | None
+    closed: bool
+    can_kneel: bool
+    kneel_wanted: bool
+
+    def continue_from_here(self, r: RefSample) -> None:
+        """Go on with the source from where the body stands now."""
+        ...
+
+    def com_target(self, r: RefSample) -> np.ndarray:
+        """Where the centre of mass should be at reference sample ``r``."""
+        ...
+
+    def rule_velocity(self, r: RefSample, rate: float) -> np.ndarray:
+        """The COM velocity the rule aims for at ``r`` played at ``rate``."""
+        ...
+
+
+def put_down(sim: Standing, k: int, foot: "Foot", r: "RefSample", ankle_r: np.ndarray, p_r: np.ndarray) -> None:
     """Move the free foot of a stopping body to the floor over CATCH_TIME, towards its hip
     moved by the capture point's lead (where the body would come to rest, x + v / omega;
     followed as the body moves), so the body stops between its feet.  On the floor it stands
@@ -85,7 +146,7 @@ def put_down(sim, k: int, foot: "Foot", r: "RefSample", ankle_r: np.ndarray, p_r
     foot.offset = anchor - ankle_r
 
 
-def carry_foot(sim, foot: "Foot", start: np.ndarray, anchor: np.ndarray, began: float, duration: float,
+def carry_foot(sim: Standing, foot: "Foot", start: np.ndarray, anchor: np.ndarray, began: float, duration: float,
                 ankle_r: np.ndarray, lift: np.ndarray, clearance: float = 0.0) -> bool:
     """Carry a free foot from world ankle ``start`` to ``anchor`` over ``duration`` from
     ``began`` (smoothstep, ``clearance`` above the straight line at mid-way); True once
@@ -101,7 +162,7 @@ def carry_foot(sim, foot: "Foot", start: np.ndarray, anchor: np.ndarray, began: 
     return False
 
 
-def plan_closing_step(sim, r: "RefSample") -> "ClosingStep | None":
+def plan_closing_step(sim: Standing, r: "RefSample") -> "ClosingStep | None":
     """Once a rest has settled (CLOSE_SETTLE, the body nearly still), a foot further than
     CLOSE_SPREAD from its place beside the other (hip width apart, as the hips are) steps
     in, if the other leg can stand alone.  The one further from the centre of mass (carrying
@@ -140,7 +201,7 @@ def plan_closing_step(sim, r: "RefSample") -> "ClosingStep | None":
     return ClosingStep(k, anchor, sim.time, sim.p[:2].copy())
 
 
-def closing_target(sim, r: "RefSample", settled: np.ndarray) -> np.ndarray:
+def closing_target(sim: Standing, r: "RefSample", settled: np.ndarray) -> np.ndarray:
     """The resting centre-of-mass target during a closing step: onto the staying foot, held
     there while the other steps, then back between both feet (``settled``) until it is."""
     c = sim.closing
@@ -154,7 +215,7 @@ def closing_target(sim, r: "RefSample", settled: np.ndarray) -> np.ndarray:
     return on_foot + smoothstep((sim.time - c.landed) / CLOSE_SHIFT_TIME) * (settled - on_foot)
 
 
-def step_in(sim, c: "ClosingStep", foot: "Foot", r: "RefSample", ankle_r: np.ndarray) -> None:
+def step_in(sim: Standing, c: "ClosingStep", foot: "Foot", r: "RefSample", ankle_r: np.ndarray) -> None:
     """Move the stepping foot of a closing step: flat, clearing the floor by CLOSE_STEP_LIFT
     at mid-step, down beside the other over CLOSE_STEP_TIME; there it stands and the body
     settles."""
@@ -170,7 +231,7 @@ def step_in(sim, c: "ClosingStep", foot: "Foot", r: "RefSample", ankle_r: np.nda
     c.landed = sim.time
 
 
-def rest_centre(sim, r: "RefSample") -> np.ndarray:
+def rest_centre(sim: Standing, r: "RefSample") -> np.ndarray:
     """Where a resting body stands: over the middle of its soles, or nearer its ankles where
     they are too weak to hold it that far ahead of them.
 
@@ -183,7 +244,7 @@ def rest_centre(sim, r: "RefSample") -> np.ndarray:
     return np.mean(rest_points(sim, r), axis=0)
 
 
-def rest_points(sim, r: "RefSample", carried: float = 0.5) -> list[np.ndarray]:
+def rest_points(sim: Standing, r: "RefSample", carried: float = 0.5) -> list[np.ndarray]:
     """Per foot, the point over its sole a resting body stands over (see rest_centre) when
     that foot carries the ``carried`` share of its weight."""
     body = sim.body
@@ -200,7 +261,7 @@ def rest_points(sim, r: "RefSample", carried: float = 0.5) -> list[np.ndarray]:
     return points
 
 
-def rest_height(sim, r: "RefSample", centre: np.ndarray) -> float:
+def rest_height(sim: Standing, r: "RefSample", centre: np.ndarray) -> float:
     """Centre-of-mass height of a rest over ``centre``: each hip as high as a nearly straight
     leg (REST_LEG_EXTENSION) reaches from its foot on the floor, the lower of the two.
 
@@ -224,13 +285,13 @@ def rest_height(sim, r: "RefSample", centre: np.ndarray) -> float:
     return height
 
 
-def standing_recovery(sim) -> float:
+def standing_recovery(sim: Standing) -> float:
     """The most the legs can recover to resting on their feet: the 3CC's residual capacity where
     recovery balances fatigue under STANDING_LOAD, over the leg DoFs (ThreeCompartmentModel.held_capacity)."""
     return float(sim.fatigue.model.held_capacity(STANDING_LOAD)[sim.leg_dofs].min())
 
 
-def wants_to_kneel(sim, reason: str | None, legs_rc: float, ended: bool) -> bool:
+def wants_to_kneel(sim: Standing, reason: str | None, legs_rc: float, ended: bool) -> bool:
     """A resting body goes down on its knees (runtime.floor.kneel, where the simulator can) as the
     last resort: its legs are below KNEEL_RC and could not get back to resume_rc on their feet
     (standing_recovery), or they are below exhausted_rc and cannot hold even a rest; and a kneel
@@ -253,7 +314,7 @@ def wants_to_kneel(sim, reason: str | None, legs_rc: float, ended: bool) -> bool
     return not ended and not sim.rule.performance_goes_on(sim.phase, sim.time + cost)
 
 
-def decide_rest(sim) -> None:
+def decide_rest(sim: Standing) -> None:
     """SRB mode's tempo and rests, after each step (tempo.TempoRule): slow down as the weakest
     loaded joint tires; rest when the motion asks the legs for more than they have (where a
     person would, or a closing step first) and a rest still fits, resume when the legs could

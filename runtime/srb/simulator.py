@@ -41,7 +41,7 @@ from ..reference.rest_posture import RestPosture, hinged
 from ..reference.rigid_body import Body, GRAVITY, kin_scale, SIDES
 from .contact_qp import QpSettings, solve_contact_forces
 from .feet import Foot, Footing, place_feet
-from .rest_steps import CARRY_SMOOTHING, closing_target, ClosingStep, decide_rest, rest_centre, rest_height
+from .rest_steps import CARRY_SMOOTHING, closing_target, ClosingStep, decide_rest, rest_centre, rest_height, Standing
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 
@@ -90,8 +90,10 @@ class SrbSettings:
             self.qp = QpSettings()
 
 
-class SrbSimulator:
+class SrbSimulator(Standing):
     """Steps the SRB through a Reference under a fatigue model (or none) and records frames."""
+
+    on_floor = False            # the feet carry the body (runtime.fatigue.contract.Simulator)
 
     def __init__(self, ref: Reference, body: Body, fatigue=None, settings: SrbSettings | None = None,
                  push: tuple[float, float, np.ndarray] | None = None, limbs=None):
@@ -100,7 +102,7 @@ class SrbSimulator:
         self.fatigue = fatigue              # runtime.fatigue.schedule.ScheduledModel or None
         self.s = settings or SrbSettings()
         self.push = push                    # (start s, duration s, force N)
-        self.limbs = limbs                  # runtime.engines.limbs.LimbSimulator or None (kinematic upper body)
+        self.limbs = limbs                  # runtime.engines.limbs.UpperBody or None (kinematic upper body)
         self.acc = np.zeros(3)
         self.dt = 1.0 / self.s.rate
         self.time = 0.0

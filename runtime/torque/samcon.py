@@ -29,7 +29,7 @@ from .. import calibration
 from ..body import proxy
 from ..body.description import proxy_links
 from ..engines import chooser
-from ..engines.mujoco_proxy import keep_warnings_in_memory, mjcf, numbers_text
+from ..engines.mujoco.model import keep_warnings_in_memory, mjcf, numbers_text
 from ..fatigue.effort import PathGive, fatigue_cost
 from ..fatigue.schedule import ScheduledModel
 from ..fatigue.tempo import MAX_STRETCH

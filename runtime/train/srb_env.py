@@ -14,7 +14,7 @@ import numpy as np
 
 from ..calibration import take_strength
 from ..body import proxy
-from ..engines.kinematics import Kinematics
+from ..engines.pybullet.kinematics import Kinematics
 from ..errors import TrainingClipError
 from ..fatigue import schedule
 from ..maths import quat

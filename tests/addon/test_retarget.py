@@ -316,7 +316,7 @@ def test_frame_rate_and_errors(mods):
 def test_proxy_constants_match_pybullet(mods):
     """The retarget's idea of the proxy (no pybullet in Blender) agrees with the URDF."""
     pytest.importorskip("pybullet")
-    kin = importlib.import_module(f"{mods.rt.__package__.rpartition('.')[0]}.runtime.engines.kinematics")
+    kin = importlib.import_module(f"{mods.rt.__package__.rpartition('.')[0]}.runtime.engines.pybullet.kinematics")
     quat = mods.quat
     with kin.Kinematics() as k:
         k.set_pose([0.0, 0.0, 0.0], mods.clip.Y_UP_TO_Z_UP, np.tile(quat.IDENTITY, (12, 1)))

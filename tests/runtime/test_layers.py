@@ -5,6 +5,8 @@ Rules (each test names one):
   counting imports inside functions too;
 - runtime/: a module imports only from its own package or from a lower layer (LAYERS), never
   from a sibling on its own layer;
+- runtime/engines/: the engines' packages (ENGINE_PACKAGES) are siblings: neither imports the
+  other, and what they share (the rest of engines/ but the chooser above them) imports neither;
 - runtime/: imports at the top of the file, except in the engine chooser and the worker (and an
   optional compiled wheel, OPTIONAL, imported where it is used so a missing one is found when a
   take asks for it);
@@ -39,6 +41,8 @@ LAYERS = (
     ("worker", "train"),
 )
 LAZY_IMPORTS = {"runtime.engines.chooser", "runtime.worker"}
+ENGINE_PACKAGES = ("runtime.engines.pybullet", "runtime.engines.mujoco")
+ENGINE_CHOOSER = "runtime.engines.chooser"
 OPTIONAL = {"pybullet", "mujoco", "quadprog", "matplotlib", "torch"}
 EXCEPTION_HOMES = {"runtime": "runtime.errors", "fatigue_addon": "fatigue_addon.failure"}
 
@@ -184,6 +188,24 @@ def test_runtime_imports_only_its_own_package_or_lower_layers():
     assert not wrong, "\n".join(wrong)
 
 
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_the_engines_are_siblings():
+    assert all(package in MODULES and _is_package(package) for package in ENGINE_PACKAGES)
+    wrong = []
+    for module, target, _, _, line in IMPORTS:
+        if not _in(module, "runtime.engines") or module == ENGINE_CHOOSER:
+            continue
+        mine = next((p for p in ENGINE_PACKAGES if _in(module, p)), None)
+        theirs = next((p for p in ENGINE_PACKAGES if _in(target, p)), None)
+        if theirs is not None and mine != theirs:
+            whose = f"{mine}'s sibling" if mine else "an engine, from the engine-free part"
+            wrong.append(f"{MODULES[module].relative_to(ROOT)}:{line} imports {target} ({whose})")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_runtime_imports_at_the_top_except_in_the_chooser_and_the_worker():
     wrong = []
     for module, tree in TREES.items():
@@ -281,8 +303,10 @@ def test_exceptions_live_in_errors_and_failure():
 def test_runtime_packages_and_modules_stay_small(unit):
     package = ROOT / "runtime" / unit
     if package.is_dir():
-        modules = [p for p in package.glob("*.py") if p.name != "__init__.py"]
-        assert len(modules) <= 10, f"runtime/{unit} has {len(modules)} modules"
+        for folder in [package, *(p.parent for p in package.rglob("*/__init__.py"))]:
+            count = len([p for p in folder.glob("*.py") if p.name != "__init__.py"])
+            assert count <= 10, f"{folder.relative_to(ROOT)} has {count} modules"
+        modules = [p for p in package.rglob("*.py") if p.name != "__init__.py"]
     else:
         modules = [ROOT / "runtime" / f"{unit}.py"]
     for path in modules:

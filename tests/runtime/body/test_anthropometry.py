@@ -10,7 +10,7 @@ import pytest
 
 from runtime.body import anthropometry as anth
 from runtime.body import proxy
-from runtime.engines import pybullet_body
+from runtime.engines.pybullet import body as pybullet_body
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "reference" / "fatigue_literature.json"
 

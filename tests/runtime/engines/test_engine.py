@@ -12,13 +12,14 @@ import pytest
 
 from runtime import errors
 from runtime.body import anthropometry, description as body_description, proxy
-from runtime.engines import chooser as engine, pybullet_body
+from runtime.engines import chooser as engine
+from runtime.engines.pybullet import body as pybullet_body
 from runtime.fatigue import schedule
 from runtime.maths import lowpass
 from runtime import simulate
 from runtime.motion import clip as clips
-from runtime.engines.kinematics import Kinematics
-from runtime.engines.mujoco_proxy import MujocoKinematics
+from runtime.engines.pybullet.kinematics import Kinematics
+from runtime.engines.mujoco.kinematics import MujocoKinematics
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -160,7 +161,7 @@ def test_an_unstable_mujoco_body_stops_the_take_in_one_line(tmp_path, monkeypatc
     """MuJoCo resets a body whose state blows up and would go on from rest; the take stops
     instead, in one line, and no MUJOCO_LOG.TXT lands in the user's folder."""
     from runtime.maths import quat
-    from runtime.engines.mujoco_limbs import MujocoLimbSimulator
+    from runtime.engines.mujoco.limbs import MujocoLimbSimulator
 
     monkeypatch.chdir(tmp_path)
     sim = MujocoLimbSimulator()

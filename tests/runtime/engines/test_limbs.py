@@ -82,13 +82,14 @@ def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range(engine):
 
 def test_end_of_range_yields_to_a_source_pose_beyond_it():
     from runtime.engines import limbs
+    from runtime.engines.pybullet.limbs import LimbSimulator
 
     bent = quat.from_axis_angle([0, 0, 1.0], np.radians(100.0))
     q = limbs._within(bent.tolist(), np.radians(80.0))
     assert np.degrees(limbs.axis_angle(q)[1]) == pytest.approx(80.0)
     assert np.allclose(np.cross(q[:3], [0, 0, 1.0]), 0.0) and q[2] > 0   # turned back along its own axis
     assert limbs._within(bent.tolist(), np.radians(120.0)) == bent.tolist()
-    sim = limbs.LimbSimulator()
+    sim = LimbSimulator()
     try:
         source = np.tile(quat.IDENTITY, (len(limbs.LIMB_JOINTS), 1))
         source[0] = bent
@@ -112,7 +113,7 @@ def test_kinematic_upper_body_option_follows_the_reference():
 def test_the_upper_body_weighs_what_the_character_weighs():
     import pybullet
 
-    from runtime.engines.limbs import LimbSimulator
+    from runtime.engines.pybullet.limbs import LimbSimulator
 
     for mass in (45.0, 90.0):
         limbs = LimbSimulator(mass=mass)

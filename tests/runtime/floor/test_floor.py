@@ -112,7 +112,7 @@ def test_outside_support_measures_the_distance_to_the_hull():
 def test_a_seated_character_is_held_by_its_seat_not_its_legs():
     """Feet on the floor and nothing else: carried by its feet, a tired sitter's legs held the
     whole body in a squat and it fell within 4 s.  The unseen seat now carries it."""
-    from runtime.engines import kinematics
+    from runtime.engines.pybullet import kinematics
     from runtime.maths import lowpass
 
     with kinematics.Kinematics() as kin:
@@ -149,7 +149,7 @@ def walk_off_a_box(height: float = 0.2) -> C.Clip:
 def test_feet_on_an_unseen_box_are_what_carries_the_body():
     """The floor is one level per clip (where the feet return to).  Started on a box the body
     was in the air, dropped and fell within 0.4 s, fresh; now the feet on the box carry it."""
-    from runtime.engines import kinematics
+    from runtime.engines.pybullet import kinematics
     from runtime.maths import lowpass
 
     with kinematics.Kinematics() as kin:
@@ -213,7 +213,7 @@ def test_a_capture_in_slow_motion_is_named_slow_motion_not_a_box_or_a_seat():
     pelvis): both are slow motion, kept as keyed; the same clips in real time are not."""
     from dataclasses import replace
 
-    from runtime.engines import kinematics
+    from runtime.engines.pybullet import kinematics
     from runtime.maths import lowpass
 
     def support_of(clip):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from runtime.body import proxy
-from runtime.engines import kinematics
+from runtime.engines.pybullet import kinematics
 from runtime.fatigue import schedule
 from runtime.floor import kneel
 from runtime.motion import clip as C, metrics

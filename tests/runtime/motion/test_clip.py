@@ -7,7 +7,8 @@ import pytest
 
 from runtime import errors
 from runtime.motion import clip as C
-from runtime.engines import kinematics
+from runtime.engines.pybullet import kinematics
+from runtime.motion import contacts
 from runtime.body import proxy
 from runtime.maths import quat
 
@@ -164,10 +165,10 @@ def test_a_body_held_up_is_never_airborne_and_a_ballistic_flight_is():
     contact = np.zeros((T, 2), dtype=bool)
     contact[:10] = contact[50:] = True
     clearance = np.tile([0.02, 0.10], (T, 1))          # right foot low, left foot high
-    held = kinematics._supported_flights(contact, np.full(T, 0.9), clearance, fps, 0.1)
+    held = contacts._supported_flights(contact, np.full(T, 0.9), clearance, fps, 0.1)
     assert held[:, 0].all() and not held[10:50, 1].any()
     ballistic = 0.9 + 2.0 * (t - t[10]) - 0.5 * 9.81 * (t - t[10]) ** 2
-    flight = kinematics._supported_flights(contact, ballistic, clearance, fps, 0.1)
+    flight = contacts._supported_flights(contact, ballistic, clearance, fps, 0.1)
     assert not flight[15:45].any()
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from runtime.srb import feet
 from runtime.reference import support
-from runtime.engines import kinematics
+from runtime.engines.pybullet import kinematics
 from runtime.maths import quat
 from runtime.reference import rigid_body as srb_body
 from runtime.maths.rotation import quat_matrix

@@ -13,7 +13,7 @@ import pytest
 
 from runtime import errors
 from runtime.motion import clip as clips
-from runtime.engines import kinematics
+from runtime.engines.pybullet import kinematics
 from runtime.srb import policy as pol, simulator as srb
 from runtime.maths import quat
 from runtime.fatigue import schedule

@@ -7,7 +7,7 @@ import pytest
 
 from runtime import errors
 from runtime.motion import clip as C
-from runtime.engines import kinematics
+from runtime.engines.pybullet import kinematics
 from runtime.motion import gait, metrics
 from runtime.body import proxy
 from runtime.maths import quat

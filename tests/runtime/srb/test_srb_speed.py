@@ -15,7 +15,7 @@ from runtime.reference import rigid_body as srb_body
 from runtime.reference import legs as srb_legs
 from runtime.reference import reference as srb_reference
 from runtime.maths import rotation
-from runtime.engines.limbs import LimbSimulator
+from runtime.engines.pybullet.limbs import LimbSimulator
 
 
 def _reference_cross(a, b):
@@ -133,7 +133,8 @@ def test_shared_kinematics_is_one_client_per_size_and_thread():
 
 
 def test_a_reused_kinematics_client_gives_the_same_analysis():
-    from runtime.engines import chooser, kinematics
+    from runtime.engines import chooser
+    from runtime.engines.pybullet import kinematics
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path("run"))
     chooser.shared_kinematics().analyse(clips.load_deepmimic(clips.deepmimic_clip_path("jump")))

@@ -14,7 +14,7 @@ from runtime.engines import chooser
 from runtime.maths import quat
 from runtime.torque import samcon
 from runtime import simulate  # noqa: E402
-from runtime.engines.mujoco_proxy import MujocoKinematics  # noqa: E402
+from runtime.engines.mujoco.kinematics import MujocoKinematics  # noqa: E402
 
 
 def _load(name):
@@ -121,7 +121,7 @@ def test_a_tired_sampled_body_books_its_torques_and_stays_within_what_it_has_lef
 def test_a_diverging_sample_leaves_no_log_file_behind(tmp_path, monkeypatch):
     """MuJoCo writes the warnings of an unstable simulation to MUJOCO_LOG.TXT in the current
     folder (a user's home, Blender's folder); the sampler keeps them in memory."""
-    from runtime.engines import mujoco_proxy
+    from runtime.engines.mujoco import model as mujoco_model
 
     monkeypatch.chdir(tmp_path)
     body = samcon.SampledBody()
@@ -134,8 +134,8 @@ def test_a_diverging_sample_leaves_no_log_file_behind(tmp_path, monkeypatch):
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
     # Kept by whichever copy of the module installed the handler first (the add-on's, under
     # Blender's package name, when a bake ran earlier in this process).
-    copies = [m for name, m in sys.modules.items() if name.endswith("mujoco_proxy")]
-    assert mujoco_proxy in copies and any("unstable" in w for m in copies for w in m.WARNINGS)
+    copies = [m for name, m in sys.modules.items() if name.endswith("engines.mujoco.model")]
+    assert mujoco_model in copies and any("unstable" in w for m in copies for w in m.WARNINGS)
 
 
 def test_torque_mode_is_the_sampler_with_progress_and_cancel():

@@ -1,4 +1,5 @@
-"""Forward kinematics of the proxy (PyBullet, no stepping): link frames, COM, feet, ground contacts.
+"""A clip on the proxy, engine-free: link frames, COM, feet and ground contacts from any engine's
+forward kinematics (runtime.engines.pybullet.kinematics, runtime.engines.mujoco.kinematics).
 
 Contacts are derived from geometry, not from clip names, so any clip works: a body part touches
 the ground when its collision shape is within a tolerance of the ground (the clip's own floor
@@ -12,8 +13,7 @@ import numpy as np
 
 from ..body import proxy
 from ..maths import lowpass, quat
-from ..motion.clip import Clip
-from . import pybullet_body
+from .clip import Clip
 
 # Tolerances for a 1.62 m proxy; scaled with the proxy's height.
 CONTACT_DISTANCE = 0.035    # m between collision shape and floor
@@ -54,38 +54,29 @@ class ClipKinematics:
         return float(sustained(self.non_foot_touching(), max(1, int(round(min_seconds * self.fps)))).mean())
 
 
-class Kinematics:
-    """A PyBullet DIRECT client holding one proxy body used only for kinematic queries (the
-    MuJoCo one, runtime.engines.mujoco_proxy.MujocoKinematics, answers the same questions)."""
+class ProxyKinematics:
+    """The questions both engines' kinematic bodies answer, and the clip analysis built on them.
 
-    def __init__(self, height: float = proxy.DEFAULT_HEIGHT, plan=None):
-        import pybullet
+    Why here, engine-free: the floor, the contacts and the stance are read from link frames and
+    distances to a plane; an engine only supplies those (``pose_frames``), so both engines' takes
+    come from one analysis."""
 
-        self.p = pybullet
+    link_names: tuple[str, ...]
+    link_mass: np.ndarray       # (L,)
+    link_inertia: np.ndarray    # (L, 3) principal moments in the COM frame
+
+    def __init__(self, height: float):
         self.height = height
         self.scale = height / proxy.DEFAULT_HEIGHT
-        self.client = pybullet.connect(pybullet.DIRECT)
-        self.body, self.links = pybullet_body.load_body(self.client, height, plan=plan)
-        self.link_names = tuple(self.links)
-        self.link_index = [self.links[n] for n in self.link_names]
-        self.joint_index = [self.links[j.name] for j in proxy.DEFAULT_JOINTS]
-        self._link_slot = {j: k for k, j in enumerate(self.link_index)}
-        self.revolute = [j.dofs == 1 for j in proxy.DEFAULT_JOINTS]
-        info = [pybullet.getDynamicsInfo(self.body, i, physicsClientId=self.client) for i in self.link_index]
-        self.link_mass = np.array([d[0] for d in info])
-        self.link_inertia = np.array([d[2] for d in info])
-        self._floor = None
-        self._floor_height = None
         self._sole = SOLE * self.scale
+        self._last_origins = None
 
-    def close(self):
-        if self.client is not None:
-            self.p.disconnect(self.client)
-            self.client = None
+    def close(self) -> None:
+        raise NotImplementedError
 
     @property
     def closed(self) -> bool:
-        return self.client is None
+        raise NotImplementedError
 
     def __enter__(self):
         return self
@@ -94,31 +85,18 @@ class Kinematics:
         self.close()
 
     def set_pose(self, root_pos, root_rot, joint_rots) -> None:
-        self._set_pose_values(list(root_pos), list(root_rot), self._joint_values(np.asarray(joint_rots)[None])[0])
-
-    def _joint_values(self, joint_rots: np.ndarray) -> list[list[list[float]]]:
-        """PyBullet joint targets for poses (T, J, 4): the quaternion of a spherical joint, the
-        angle of a revolute one (quat.hinge_angle: either sign); as Python lists, computed once for all frames."""
-        joint_rots = np.asarray(joint_rots, dtype=np.float64)
-        quats = joint_rots.tolist()
-        rev = [j for j, r in enumerate(self.revolute) if r]
-        if rev:
-            angles = quat.hinge_angle(joint_rots[:, rev]).tolist()
-            for row, a in zip(quats, angles):
-                for j, v in zip(rev, a):
-                    row[j] = [v]
-        return quats
-
-    def _set_pose_values(self, root_pos: list, root_rot: list, values: list) -> None:
-        p, c = self.p, self.client
-        p.resetBasePositionAndOrientation(self.body, root_pos, root_rot, physicsClientId=c)
-        p.resetJointStatesMultiDof(self.body, self.joint_index, targetValues=values, physicsClientId=c)
+        """Pose the body (root position, root rotation, joint rotations J x 4)."""
+        raise NotImplementedError
 
     def link_frames(self) -> tuple[np.ndarray, np.ndarray]:
-        """COM positions and COM-frame rotations of every link."""
-        states = self.p.getLinkStates(self.body, self.link_index, physicsClientId=self.client)
-        self._last_origins = np.array([s[4] for s in states])
-        return np.array([s[0] for s in states]), np.array([s[1] for s in states])
+        """COM positions and COM-frame rotations of every link (of the pose last set)."""
+        raise NotImplementedError
+
+    def pose_frames(self, clip: Clip, below: float, span: float, link_pos: np.ndarray, link_rot: np.ndarray,
+                    joint_pos: np.ndarray, above_plane: np.ndarray) -> None:
+        """Fill, for every frame of ``clip``: link COM positions and rotations, joint centres, and
+        each link's distance to the plane z = ``below`` (capped at ``span``: inf beyond)."""
+        raise NotImplementedError
 
     def joint_positions(self) -> np.ndarray:
         """Link frame origins (joint centres) of the pose last read by link_frames()."""
@@ -131,39 +109,6 @@ class Kinematics:
             k = self.link_names.index(name)
             out.append(link_pos[k] + quat.rotate(np.broadcast_to(link_rot[k], (4, 4)), self._sole))
         return np.array(out)
-
-    def _distances_to_floor(self, floor_height: float, reach: float) -> np.ndarray:
-        """Distance of every link's collision shape to the plane z = floor_height (capped at reach)."""
-        p, c = self.p, self.client
-        if self._floor is None:
-            shape = p.createCollisionShape(p.GEOM_PLANE, physicsClientId=c)
-            self._floor = p.createMultiBody(0, shape, physicsClientId=c)
-        if floor_height != self._floor_height:
-            p.resetBasePositionAndOrientation(self._floor, [0, 0, floor_height], [0, 0, 0, 1], physicsClientId=c)
-            self._floor_height = floor_height
-        dist = [np.inf] * len(self.link_index)
-        slot = self._link_slot
-        for pt in p.getClosestPoints(self.body, self._floor, reach, physicsClientId=c):
-            if pt[3] >= 0:
-                k = slot[pt[3]]
-                if pt[8] < dist[k]:
-                    dist[k] = pt[8]
-        return np.array(dist)
-
-    def _pose_frames(self, clip: Clip, below: float, span: float, link_pos: np.ndarray, link_rot: np.ndarray,
-                     joint_pos: np.ndarray, above_plane: np.ndarray) -> None:
-        """Fill, for every frame of ``clip``: link COM positions and rotations, joint centres, and
-        each link's distance to the plane z = ``below`` (capped at ``span``)."""
-        root_pos, root_rot = clip.root_pos.tolist(), clip.root_rot.tolist()
-        values = self._joint_values(clip.joint_rots)
-        p, c, body, links = self.p, self.client, self.body, self.link_index
-        for t in range(clip.frames):
-            self._set_pose_values(root_pos[t], root_rot[t], values[t])
-            states = p.getLinkStates(body, links, physicsClientId=c)
-            link_pos[t] = [s[0] for s in states]
-            link_rot[t] = [s[1] for s in states]
-            joint_pos[t] = [s[4] for s in states]
-            above_plane[t] = self._distances_to_floor(below, span)
 
     def analyse(self, clip: Clip) -> ClipKinematics:
         """Link frames, COM, soles, floor level and contacts for every frame of ``clip``."""
@@ -178,7 +123,7 @@ class Kinematics:
         below = float(clip.root_pos[:, 2].min()) - 2.0 * self.scale
         span = float(np.ptp(clip.root_pos[:, 2])) + 4.0 * self.scale
         above_plane = np.empty((T, L))
-        self._pose_frames(clip, below, span, link_pos, link_rot, joint_pos, above_plane)
+        self.pose_frames(clip, below, span, link_pos, link_rot, joint_pos, above_plane)
         for k, name in enumerate(proxy.FOOT_LINKS):
             j = self.link_names.index(name)
             sole[:, k] = link_pos[:, j, None] + quat.rotate(link_rot[:, j, None], self._sole[None])

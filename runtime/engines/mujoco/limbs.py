@@ -1,6 +1,6 @@
 """The fatigue-bounded upper body (runtime.engines.limbs) in MuJoCo.
 
-Same body, same targets, caps, yielding and passive end of range as the PyBullet LimbSimulator;
+Same body, same targets, caps, yielding and passive end of range as PyBullet's LimbSimulator;
 what differs is only how the engine is driven:
 
 * the pelvis is welded to the model's world, and the pelvis's rotation and acceleration enter as
@@ -21,14 +21,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..body import proxy
-from ..body.description import proxy_links
-from ..body.head import head_load
-from ..errors import SimulationError
-from ..maths import quat
-from .limbs import BALL_ERP, LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, LimbSimulator, PassiveStop
-from .limbs import axis_angle, ball_error, limb_layout, passive_stops
-from .mujoco_proxy import GRAVITY, WARNINGS, keep_warnings_in_memory, mjcf
+from ...body import proxy
+from ...body.description import proxy_links
+from ...body.head import head_load
+from ...errors import SimulationError
+from ...maths import quat
+from ..limbs import BALL_ERP, LIMB_JOINTS, PASSIVE_RANGE, SOLVER_ITERATIONS, PassiveStop, UpperBody
+from ..limbs import axis_angle, ball_error, limb_layout, passive_stops
+from .model import GRAVITY, WARNINGS, keep_warnings_in_memory, mjcf
 
 HANDS = ("right_wrist", "left_wrist", "neck")
 # An explicit damper that takes more than twice a joint's velocity away in one step grows it
@@ -36,8 +36,8 @@ HANDS = ("right_wrist", "left_wrist", "neck")
 DAMPER_REACH = 1.5
 
 
-class MujocoLimbSimulator(LimbSimulator):
-    """LimbSimulator on MuJoCo (see the module's docstring for what differs)."""
+class MujocoLimbSimulator(UpperBody):
+    """The upper body on MuJoCo (see the module's docstring for what differs)."""
 
     def __init__(self, height: float = proxy.DEFAULT_HEIGHT, rate: float = 120.0, mass: float = proxy.DEFAULT_MASS,
                  plan=None):
@@ -58,7 +58,6 @@ class MujocoLimbSimulator(LimbSimulator):
         self._joint_dof = [int(m.jnt_dofadr[m.joint(n).id]) for n in LIMB_JOINTS]      # MuJoCo's first DoF of each joint
         self._dof_at = np.concatenate([np.arange(a, a + (3 if sph else 1))               # ... of each limb DoF
                                        for a, sph in zip(self._joint_dof, self.spherical)])
-        self._last = np.zeros(len(self.dofs))
         self._M = np.zeros((m.nv, m.nv))
         self._unstable = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                                            mujoco.mjtWarning.mjWARN_BADQACC)]
@@ -67,9 +66,7 @@ class MujocoLimbSimulator(LimbSimulator):
         self._first_dof = np.cumsum([0] + [3 if sph else 1 for sph in self.spherical]).tolist()  # in limb DoF order
         mujoco.mj_forward(m, self.data)
         self._stops = self._passive_stops_mj()
-        self._tired = False
-        self._stop_state = [([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]) for _ in self._stops]
-        self._goals = None
+        self._start()
 
     def _passive_stops_mj(self) -> list[PassiveStop]:
         """limbs.passive_stops from MuJoCo's rest-pose body frames."""
@@ -162,7 +159,7 @@ class MujocoLimbSimulator(LimbSimulator):
         return np.array(impulse)
 
     def _stop_forces(self, limits: list[float], A: np.ndarray) -> np.ndarray:
-        """LimbSimulator._press_stops as joint torques (limb DoF order).  The equal and opposite
+        """PyBullet's end-of-range stops (runtime.engines.pybullet.limbs) as joint torques (limb DoF order).  The equal and opposite
         torques PyBullet puts on a link and its parent are, on the joint between them, -push
         along the joint's own rotation axis.  The damper is applied explicitly, as PyBullet's, but
         never harder than DAMPER_REACH times what stops the joint's motion along that axis within

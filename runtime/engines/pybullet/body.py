@@ -3,16 +3,16 @@ character's plan, scaled to its height (PyBullet's kinematics and limbs both sta
 PyBullet itself is imported when a body is loaded: an engine missing here is found by the
 chooser, not at import.
 
-Why apart from runtime.reference.rigid_body.proxy: the joint table is plain numbers every layer reads; loading
-needs PyBullet and the plan's URDF (runtime.reference.rigid_body.anthropometry), which sit above it.
+Why apart from runtime.body.proxy: the joint table is plain numbers every layer reads; loading
+needs PyBullet.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-from ..body import proxy
-from ..body.anthropometry import urdf_path
+from ...body import proxy
+from ...body.anthropometry import urdf_path
 
 
 def load_body(client: int, height: float = proxy.DEFAULT_HEIGHT, fixed_base: bool = False,
