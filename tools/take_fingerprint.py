@@ -47,6 +47,7 @@ CORPUS_BLEND_FILES = (
 CORPUS_BLEND_PRESETS = ("Fresh", "Exhausted")
 CORPUS_BLEND_SECONDS = 2.0
 WALL_STATS = ("wall_seconds", "realtime_x")
+WALL_NOTES = ("cost",)        # torque mode: seconds of compute per second of motion, off the wall clock
 EXHAUSTED_CLIPS = ("walk", "kick", "dance_a", "dance_b", "run", "jump", "crawl", "roll", "getup_facedown")
 
 
@@ -93,7 +94,7 @@ def take_hash(take) -> str:
             _array(h, name, value)
     for k in sorted(take.fatigue):
         _array(h, f"fatigue.{k}", take.fatigue[k])
-    rest = {"events": [_event(e) for e in take.events], "notes": take.notes,
+    rest = {"events": [_event(e) for e in take.events], "notes": {k: v for k, v in take.notes.items() if k not in WALL_NOTES},
             "stats": {k: v for k, v in take.stats.items() if k not in WALL_STATS}}
     h.update(json.dumps(_canonical(rest), sort_keys=True).encode())
     return h.hexdigest()
