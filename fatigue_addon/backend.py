@@ -116,7 +116,7 @@ class InProcessRun:
 
     def _run(self, progress=None, cancel=None):
         from ..runtime.errors import PolicyError, SimulationCancelled, SimulationError
-        from ..runtime.simulate import simulate_request
+        from ..runtime.simulate import simulate
 
         def prog(f):
             self.fraction = f
@@ -129,7 +129,7 @@ class InProcessRun:
             return self._cancel
 
         try:
-            take = simulate_request(self.request, progress=prog, cancel=canc)
+            take = simulate(self.request, prog, canc)
             self._result = ("done", take)
         except SimulationCancelled:
             self._result = ("cancelled", None)
