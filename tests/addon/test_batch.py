@@ -76,7 +76,7 @@ OPERATOR_ERRORS = {
     "take over source": ({"take_name": "walk"}, "cannot replace its source action 'walk'"),
     "bad mode": ({"mode": "ragdoll"}, "unknown mode 'ragdoll': use srb or torque"),
     "bad foot placement": ({"foot_placement": "hop"}, "unknown foot placement 'hop': use policy or rule"),
-    "bad effort economy": ({"effort_economy": 9.0}, "effort economy 9.0: use 0 (hold every pose) to 5"),
+    "bad effort economy": ({"effort_economy": 9.0}, "effort_economy 9: give a number in [0, 5]"),
     "bad engine": ({"engine": "havok"}, "unknown physics engine 'havok': use auto, pybullet or mujoco"),
 }
 
