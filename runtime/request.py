@@ -143,6 +143,9 @@ BAKE_OPTIONS = (
                "--no-breathing", setting=True),
     BakeOption("kneeling", bool, "Kneel to recover", "exhausted legs rest kneeling; off: every rest is taken "
                "standing (default: the armature's Kneel to recover setting)", "--no-kneeling", setting=True),
+    BakeOption("mass", float, "Mass", "body mass of the simulated character, kg (default: the armature's Mass "
+               "setting)", "--mass", check=partial(fatigue_params.range_problem, lo=MASS_RANGE[0], hi=MASS_RANGE[1]),
+               setting=True),
     BakeOption("take_name", str, "Take name", "name of the new action (default <action>.fatigued)"),
     BakeOption("engine", str, "Physics engine", "physics engine (default: the add-on preference; auto: PyBullet "
                "where it imports, else MuJoCo)", "--engine", choices=("auto", "pybullet", "mujoco")),
