@@ -8,7 +8,7 @@ import bpy
 
 from ..runtime.fatigue import params as fatigue_params
 from ..runtime.fatigue.direction import MAX_TIREDNESS
-from ..runtime.request import HEIGHT_RANGE, MASS_RANGE
+from ..runtime.request import HEIGHT_RANGE, MASS_RANGE, enum_items
 
 _DEFAULT = fatigue_params.PRESETS[fatigue_params.DEFAULT_PRESET]
 _OPEN_MIN = 1e-6          # the least value a range open at its low end (F, R, r, speed-up) takes in the panel
@@ -67,20 +67,20 @@ class FatigueBoneMapItem(bpy.types.PropertyGroup):
 class FatigueSettings(bpy.types.PropertyGroup):
     mode: bpy.props.EnumProperty(
         name="Mode",
-        items=(
-            ("SRB", "SRB", "Single-rigid-body balance with fatigue-limited legs and simulated limbs (default)"),
-            ("TORQUE", "Torque", "Experimental: the whole body under fatigue-bounded joint torques, no help on the "
+        items=enum_items("mode", {
+            "srb": ("SRB", "Single-rigid-body balance with fatigue-limited legs and simulated limbs (default)"),
+            "torque": ("Torque", "Experimental: the whole body under fatigue-bounded joint torques, no help on the "
                                  "root, found by sampling on MuJoCo (slower: seconds of compute per second of motion)"),
-        ),
+        }),
         default="SRB",
     )
     foot_placement: bpy.props.EnumProperty(
         name="Foot placement",
-        items=(
-            ("POLICY", "Learned", "The shipped fatigue-aware SRB policy corrects where the feet land and how fast "
+        items=enum_items("foot_placement", {
+            "policy": ("Learned", "The shipped fatigue-aware SRB policy corrects where the feet land and how fast "
                                   "the body goes (models/srb_general)"),
-            ("RULE", "Rule", "Raibert foot placement rule alone"),
-        ),
+            "rule": ("Rule", "Raibert foot placement rule alone"),
+        }),
         default="RULE",
     )
     effort_economy: bpy.props.FloatProperty(

@@ -29,6 +29,7 @@ OUTPUT_FPS_RANGE = (1.0, 1000.0)
 MAX_SOURCE_FRAMES = 50_000       # frames one bake reads (about 9 KB each while prepared: under 0.5 GB)
 PROTOCOL = 1                     # the file format's version (runtime.worker speaks it)
 _SCHEDULE_FIELDS = ("F", "R", "r", "LD", "LR", "initial_fatigue")
+_WRITTEN_APART = ("clip", "schedule", "mode", "height", "mass", "plan", "tiredness")   # arrays, types, the meta's own
 
 
 def _within(value, lo: float, hi: float) -> bool:
@@ -152,6 +153,21 @@ BAKE_OPTIONS = (
 )
 
 
+def bake_option(name: str) -> BakeOption:
+    """The declaration of the bake option ``name`` (KeyError for none)."""
+    for option in BAKE_OPTIONS:
+        if option.name == name:
+            return option
+    raise KeyError(f"no bake option {name!r}")
+
+
+def enum_items(name: str, shown: dict[str, tuple[str, str]]) -> tuple[tuple[str, str, str], ...]:
+    """A Blender enum's items for the word option ``name``: one per declared choice, in its order
+    (identifier upper-case, as BakeOption.setting_value gives it), named and described by
+    ``shown`` (choice -> (name, description); KeyError where it misses one)."""
+    return tuple((choice.upper(), *shown[choice]) for choice in bake_option(name).choices)
+
+
 @dataclass
 class SimulationRequest:
     """One take to simulate (see runtime.simulate.simulate for what each field does)."""
@@ -176,14 +192,9 @@ class SimulationRequest:
     def write(self, path) -> None:
         """The request as one ``.npz`` (written to a temporary name, then renamed into place)."""
         clip, schedule = self.clip, self.schedule
+        # Every plain field that is not its default travels as JSON, so a new one travels by itself.
         kwargs = {f.name: getattr(self, f.name) for f in fields(self)
-                  if f.name in ("policy", "effort_economy", "seconds", "out_fps", "engine") and getattr(self, f.name) is not None}
-        if self.hold:
-            kwargs["hold"] = self.hold
-        if not self.breathing:
-            kwargs["breathing"] = False
-        if not self.kneeling:
-            kwargs["kneeling"] = False
+                  if f.name not in _WRITTEN_APART and getattr(self, f.name) != f.default}
         if self.tiredness is not None:
             kwargs["tiredness"] = {"times": list(self.tiredness.times), "values": list(self.tiredness.values)}
         if self.plan is not None:

@@ -122,12 +122,12 @@ def simulate(request: SimulationRequest, progress: Callable[[float], None] | Non
             faster = replace(request, schedule=schedule.played_faster(k) if schedule is not None else None,
                              hold=request.hold / k, out_fps=out_fps * k,
                              tiredness=tiredness.played_faster(k) if tiredness is not None else None)
-            take = _simulate_clip(faster, tuning, source.played_faster(k), progress, cancel)
+            take = _simulate_source(faster, tuning, source.played_faster(k), progress, cancel)
             return take.played_slower(k, f"'{clip.name}' plays {k:.1f}x slower than it was performed (its flights "
                                          f"fall at 1/{k * k:.0f} g, a capture keyed at a lower frame rate than it "
                                          f"was recorded at): simulated at the speed it was performed, baked back "
                                          f"in slow motion")
-    return _simulate_clip(request, tuning, source, progress, cancel, analysed)
+    return _simulate_source(request, tuning, source, progress, cancel, analysed)
 
 
 def simulate_clip(clip: Clip, schedule: FatigueSchedule | None = None, *, progress=None, cancel=None,
@@ -140,7 +140,7 @@ def simulate_clip(clip: Clip, schedule: FatigueSchedule | None = None, *, progre
     return simulate(SimulationRequest(clip, schedule, **fields), progress, cancel, tuning)
 
 
-def _simulate_clip(request: SimulationRequest, tuning: Tuning, source: Clip, progress, cancel,
+def _simulate_source(request: SimulationRequest, tuning: Tuning, source: Clip, progress, cancel,
                    analysed=None) -> Take:
     """simulate()'s work on a request it has checked (its clip fitted, out_fps and engine resolved):
     ``source`` (the part of the clip to play, at the speed to simulate) to a Take at out_fps;
