@@ -22,20 +22,20 @@ import threading
 import time
 from pathlib import Path
 
+from ..runtime.request import bake_option
 from .failure import BackendError, BakeCancelled
 
 ROOT = Path(__file__).resolve().parent.parent      # extension root: holds the ``runtime`` package
 PLATFORM_FIX = "install the extension zip built for this platform"
-ENGINE_PREFERENCES = ("AUTO", "PYBULLET", "MUJOCO")   # add-on preference -> runtime.engines.chooser name (lower case)
 
 
 def engine_name(preference) -> str:
     """Add-on preference or option (AUTO / PYBULLET / MUJOCO, any case; None or "" = auto) ->
     ``runtime.engines.chooser``'s name; BackendError names the choices for anything else."""
-    name = (preference or "auto").strip().lower()
-    if name.upper() not in ENGINE_PREFERENCES:
-        raise BackendError(f"unknown physics engine {preference!r}: use auto, pybullet or mujoco")
-    return name
+    refusal = bake_option("engine").refusal(preference or "auto")
+    if refusal:
+        raise BackendError(refusal)
+    return (preference or "auto").strip().lower()
 
 
 def simulation_here(engine: str = "auto") -> str:
@@ -116,7 +116,7 @@ class InProcessRun:
 
     def _run(self, progress=None, cancel=None):
         from ..runtime.errors import PolicyError, SimulationCancelled, SimulationError
-        from ..runtime.simulate import simulate_request
+        from ..runtime.simulate import simulate
 
         def prog(f):
             self.fraction = f
@@ -129,7 +129,7 @@ class InProcessRun:
             return self._cancel
 
         try:
-            take = simulate_request(self.request, progress=prog, cancel=canc)
+            take = simulate(self.request, prog, canc)
             self._result = ("done", take)
         except SimulationCancelled:
             self._result = ("cancelled", None)

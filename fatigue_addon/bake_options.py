@@ -2,47 +2,27 @@
 options): checked once, then read in place of the armature's Fatigue settings for that bake only."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import make_dataclass
 
 from ..runtime.fatigue import params as fatigue_params
-from ..runtime.fatigue.direction import tiredness_problem
-from ..runtime.request import effort_economy_problem
+from ..runtime.request import BAKE_OPTIONS
 from .failure import BakeInputError
 
 
-@dataclass(frozen=True)
-class BakeOptions:
+class _Asked:
     """What a script, ``blender -b`` or ``./fatigue bake`` asks for on top of the armature's Fatigue
-    settings; ``None`` keeps the setting.  The settings themselves are never changed, so the file
-    stays as the animator left it and several variants can be baked from it."""
-    action: str | None = None        # bake this action instead of the assigned one
-    frame_start: int | None = None
-    frame_end: int | None = None
-    preset: str | None = None        # a fitness preset name or "Fresh" (case-insensitive)
-    fitness: float | None = None
-    F: float | None = None
-    R: float | None = None
-    r: float | None = None
-    time_scale: float | None = None  # default 1 (rates as given) when F, R, r are given
-    tiredness_start: float | None = None  # how tired at the first frame (0 fresh .. 0.9 spent): directs the bake
-    tiredness_end: float | None = None    # ... and by the end of the range
-    mode: str | None = None          # "srb" or "torque"
-    foot_placement: str | None = None  # "policy" (the shipped SRB policy) or "rule"
-    effort_economy: float | None = None  # how far tired joints (limbs, knees) yield to their loads (0 = never)
-    breathing: bool | None = None    # a tired take breathes (default: the armature's setting)
-    kneeling: bool | None = None     # exhausted legs rest kneeling (default: the armature's setting)
-    take_name: str | None = None     # the new action's name (default <source>.fatigued)
-    engine: str | None = None        # "auto", "pybullet" or "mujoco" (default: the add-on preference)
+    settings (one field per runtime.request.BAKE_OPTIONS entry); ``None`` keeps the setting.  The
+    settings themselves are never changed, so the file stays as the animator left it and several
+    variants can be baked from it."""
 
     def settings_overrides(self, settings) -> dict:
         """Fatigue-settings property -> value for this bake.  BakeInputError names a bad option."""
         out = {}
-        for name in fatigue_params.OPTION_RANGES:        # the same ranges as ./fatigue bake
-            value = getattr(self, name)
-            problem = None if value is None else fatigue_params.option_problem(name, value)
-            if problem:
-                shown = f"{value:.6g}" if isinstance(value, float) else repr(value)   # operator floats are 32-bit
-                raise BakeInputError(f"{name} {shown}: {problem}")
+        for option in BAKE_OPTIONS:
+            value = getattr(self, option.name)
+            refusal = None if value is None else option.refusal(value)
+            if refusal:
+                raise BakeInputError(refusal)
         rates = {k: getattr(self, k) for k in ("F", "R", "r")}
         given = [k for k, v in rates.items() if v is not None]
         if given and len(given) < 3:
@@ -79,36 +59,23 @@ class BakeOptions:
             value = getattr(self, name)
             if value is None:
                 continue
-            problem = tiredness_problem(value)
-            if problem:
-                raise BakeInputError(f"{name} {float(value):.6g}: {problem}")
             if given or out.get("preset") == "FRESH":
                 raise BakeInputError(f"{name} directs a fitness preset's fatigue: drop it, or F, R, r / Fresh")
             out[name] = float(value)
             out["direct_tiredness"] = True
             if out.get("preset") is None and settings.preset in ("CUSTOM", "FRESH"):
                 out["preset"] = fatigue_params.DEFAULT_PRESET
-        if self.mode is not None:
-            mode = str(self.mode).strip().upper()
-            if mode not in ("SRB", "TORQUE"):
-                raise BakeInputError(f"unknown mode '{self.mode}': use srb or torque")
-            out["mode"] = mode
-        if self.foot_placement is not None:
-            placement = str(self.foot_placement).strip().upper()
-            if placement not in ("POLICY", "RULE"):
-                raise BakeInputError(f"unknown foot placement '{self.foot_placement}': use policy or rule")
-            out["foot_placement"] = placement
-        if self.effort_economy is not None:
-            value = float(self.effort_economy)
-            problem = effort_economy_problem(value)
-            if problem is not None:
-                raise BakeInputError(problem)
-            out["effort_economy"] = value
-        if self.breathing is not None:
-            out["breathing"] = bool(self.breathing)
-        if self.kneeling is not None:
-            out["kneeling"] = bool(self.kneeling)
+        for option in BAKE_OPTIONS:
+            value = getattr(self, option.name)
+            if option.setting and value is not None:
+                out[option.name] = option.setting_value(value)
         return out
+
+
+BakeOptions = make_dataclass(
+    "BakeOptions", [(o.name, f"{o.kind.__name__} | None", None) for o in BAKE_OPTIONS],
+    bases=(_Asked,), frozen=True)
+BakeOptions.__module__, BakeOptions.__doc__ = __name__, _Asked.__doc__
 
 
 class SettingsView:

@@ -6,6 +6,7 @@ crash isolation, runs Blender's own.
 """
 import bpy
 
+from ..runtime.request import enum_items
 from . import ADDON_ID
 
 
@@ -14,11 +15,11 @@ class FatigueAddonPreferences(bpy.types.AddonPreferences):
 
     engine: bpy.props.EnumProperty(
         name="Physics engine",
-        items=(
-            ("AUTO", "Automatic", "PyBullet where it is installed (Linux, Blender 4.2 to 5.0), else MuJoCo"),
-            ("PYBULLET", "PyBullet", "The proxy simulated in PyBullet (Linux x64 with Python 3.11 only)"),
-            ("MUJOCO", "MuJoCo", "The proxy simulated in MuJoCo (every platform the extension ships for)"),
-        ),
+        items=enum_items("engine", {
+            "auto": ("Automatic", "PyBullet where it is installed (Linux, Blender 4.2 to 5.0), else MuJoCo"),
+            "pybullet": ("PyBullet", "The proxy simulated in PyBullet (Linux x64 with Python 3.11 only)"),
+            "mujoco": ("MuJoCo", "The proxy simulated in MuJoCo (every platform the extension ships for)"),
+        }),
         default="AUTO",
     )
     backend: bpy.props.EnumProperty(

@@ -8,10 +8,18 @@ import bpy
 
 from ..runtime.fatigue import params as fatigue_params
 from ..runtime.fatigue.direction import MAX_TIREDNESS
-from ..runtime.fatigue.effort import MAX_EFFORT_ECONOMY
-from ..runtime.srb import simulator as srb
+from ..runtime.request import HEIGHT_RANGE, MASS_RANGE, enum_items
 
 _DEFAULT = fatigue_params.PRESETS[fatigue_params.DEFAULT_PRESET]
+_OPEN_MIN = 1e-6          # the least value a range open at its low end (F, R, r, speed-up) takes in the panel
+
+
+def _limits(name: str) -> dict:
+    """min and max of a panel property from the bake option's range (runtime.fatigue.params)."""
+    lo, hi, lo_open = fatigue_params.OPTION_RANGES[name]
+    return {"min": max(lo, _OPEN_MIN) if lo_open else lo, "max": hi}
+
+
 _PRESET_ITEMS = [(name, name, p.description) for name, p in fatigue_params.PRESETS.items()]
 _PRESET_ITEMS.append(("CUSTOM", "Custom", "Use the F, R, r below instead of a preset"))
 _PRESET_ITEMS.append(("FRESH", "Fresh (no fatigue)",
@@ -59,20 +67,20 @@ class FatigueBoneMapItem(bpy.types.PropertyGroup):
 class FatigueSettings(bpy.types.PropertyGroup):
     mode: bpy.props.EnumProperty(
         name="Mode",
-        items=(
-            ("SRB", "SRB", "Single-rigid-body balance with fatigue-limited legs and simulated limbs (default)"),
-            ("TORQUE", "Torque", "Experimental: the whole body under fatigue-bounded joint torques, no help on the "
+        items=enum_items("mode", {
+            "srb": ("SRB", "Single-rigid-body balance with fatigue-limited legs and simulated limbs (default)"),
+            "torque": ("Torque", "Experimental: the whole body under fatigue-bounded joint torques, no help on the "
                                  "root, found by sampling on MuJoCo (slower: seconds of compute per second of motion)"),
-        ),
+        }),
         default="SRB",
     )
     foot_placement: bpy.props.EnumProperty(
         name="Foot placement",
-        items=(
-            ("POLICY", "Learned", "The shipped fatigue-aware SRB policy corrects where the feet land and how fast "
+        items=enum_items("foot_placement", {
+            "policy": ("Learned", "The shipped fatigue-aware SRB policy corrects where the feet land and how fast "
                                   "the body goes (models/srb_general)"),
-            ("RULE", "Rule", "Raibert foot placement rule alone"),
-        ),
+            "rule": ("Rule", "Raibert foot placement rule alone"),
+        }),
         default="RULE",
     )
     effort_economy: bpy.props.FloatProperty(
@@ -80,7 +88,7 @@ class FatigueSettings(bpy.types.PropertyGroup):
         description="How far tired arms, head and chest give in to what they hold, and tired knees bend under "
                     "the body: 0 = they hold every pose until their strength runs out, 1 = default, more = they "
                     "slump sooner. No effect when fresh",
-        default=srb.SrbSettings.effort_economy, min=0.0, soft_max=3.0, max=MAX_EFFORT_ECONOMY,
+        default=fatigue_params.DEFAULT_EFFORT_ECONOMY, soft_max=3.0, **_limits("effort_economy"),
     )
     preset: bpy.props.EnumProperty(
         name="Fitness preset",
@@ -91,8 +99,7 @@ class FatigueSettings(bpy.types.PropertyGroup):
     fitness: bpy.props.FloatProperty(
         name="Fitness",
         description="0 = exhausted, 0.5 = average adult (published values), 1 = athlete. Keyframe it to tire over time",
-        default=fatigue_params.PRESETS[fatigue_params.DEFAULT_PRESET].fitness,
-        min=0.0, max=1.0,
+        default=fatigue_params.PRESETS[fatigue_params.DEFAULT_PRESET].fitness, **_limits("fitness"),
         subtype="FACTOR",
         options={"ANIMATABLE"},
     )
@@ -100,7 +107,7 @@ class FatigueSettings(bpy.types.PropertyGroup):
         name="Fatigue speed-up",
         description="Fatigue and recovery run this many times faster than in the published data (1 = real time)",
         default=fatigue_params.PRESETS[fatigue_params.DEFAULT_PRESET].time_scale,
-        min=0.01, soft_max=100.0, max=10000.0,
+        soft_max=100.0, **_limits("time_scale"),
         options={"ANIMATABLE"}, update=_rates_given,
     )
     initial_fatigue: bpy.props.FloatProperty(
@@ -134,33 +141,37 @@ class FatigueSettings(bpy.types.PropertyGroup):
     )
     F: bpy.props.FloatProperty(
         name="F", description="Fatigue rate (1/s), Custom preset only",
-        default=fatigue_params.published_region("general").F, min=1e-6, max=100.0,
+        default=fatigue_params.published_region("general").F, **_limits("F"),
         precision=5, options={"ANIMATABLE"},
     )
     R: bpy.props.FloatProperty(
         name="R", description="Recovery rate (1/s), Custom preset only",
-        default=fatigue_params.published_region("general").R, min=1e-6, max=100.0,
+        default=fatigue_params.published_region("general").R, **_limits("R"),
         precision=5, options={"ANIMATABLE"},
     )
     r: bpy.props.FloatProperty(
         name="r", description="Recovery multiplier while resting, Custom preset only",
-        default=fatigue_params.published_region("general").r, min=1.0, max=1000.0,
+        default=fatigue_params.published_region("general").r, **_limits("r"),
         options={"ANIMATABLE"},
     )
 
     # --- body-part fitness (multiplies the fitness of that part's DoFs) ----------------------
     fitness_legs: bpy.props.FloatProperty(
         name="Legs", description="Multiplies the fitness of the hips, knees and ankles (1 = same as the body)",
-        default=1.0, min=0.0, soft_max=2.0, max=10.0, options={"ANIMATABLE"})
+        default=1.0, min=fatigue_params.PART_FITNESS_RANGE[0], soft_max=2.0, max=fatigue_params.PART_FITNESS_RANGE[1],
+        options={"ANIMATABLE"})
     fitness_arms: bpy.props.FloatProperty(
         name="Arms", description="Multiplies the fitness of the shoulders and elbows (1 = same as the body)",
-        default=1.0, min=0.0, soft_max=2.0, max=10.0, options={"ANIMATABLE"})
+        default=1.0, min=fatigue_params.PART_FITNESS_RANGE[0], soft_max=2.0, max=fatigue_params.PART_FITNESS_RANGE[1],
+        options={"ANIMATABLE"})
     fitness_trunk: bpy.props.FloatProperty(
         name="Trunk", description="Multiplies the fitness of the chest (1 = same as the body)",
-        default=1.0, min=0.0, soft_max=2.0, max=10.0, options={"ANIMATABLE"})
+        default=1.0, min=fatigue_params.PART_FITNESS_RANGE[0], soft_max=2.0, max=fatigue_params.PART_FITNESS_RANGE[1],
+        options={"ANIMATABLE"})
     fitness_neck: bpy.props.FloatProperty(
         name="Neck", description="Multiplies the fitness of the neck (1 = same as the body)",
-        default=1.0, min=0.0, soft_max=2.0, max=10.0, options={"ANIMATABLE"})
+        default=1.0, min=fatigue_params.PART_FITNESS_RANGE[0], soft_max=2.0, max=fatigue_params.PART_FITNESS_RANGE[1],
+        options={"ANIMATABLE"})
 
     # --- rig mapping ----------------------------------------------------------------------------
     mapping: bpy.props.CollectionProperty(type=FatigueBoneMapItem, name="Rig mapping")
@@ -175,9 +186,10 @@ class FatigueSettings(bpy.types.PropertyGroup):
     height: bpy.props.FloatProperty(
         name="Height", description="Height of the simulated body when not taken from the rig, or when the rig is "
                                    "not in metres",
-        default=1.75, min=0.5, max=3.0, unit="LENGTH")
+        default=1.75, min=HEIGHT_RANGE[0], max=HEIGHT_RANGE[1], unit="LENGTH")
     mass: bpy.props.FloatProperty(
-        name="Mass", description="Body mass of the simulated character (kg)", default=70.0, min=10.0, max=300.0)
+        name="Mass", description="Body mass of the simulated character (kg)", default=70.0, min=MASS_RANGE[0],
+        max=MASS_RANGE[1])
     proportions: bpy.props.EnumProperty(
         name="Proportions",
         items=(

@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, fields
+from functools import partial
+from typing import Callable
 
 import numpy as np
 
 from .body import proxy
 from .body.anthropometry import BodyPlan
-from .fatigue.direction import TirednessKeys
-from .fatigue.effort import MAX_EFFORT_ECONOMY
+from .fatigue import params as fatigue_params
+from .fatigue.direction import TirednessKeys, tiredness_problem
 from .fatigue.schedule import FatigueSchedule
 from .motion.clip import Clip
 
@@ -27,6 +29,7 @@ OUTPUT_FPS_RANGE = (1.0, 1000.0)
 MAX_SOURCE_FRAMES = 50_000       # frames one bake reads (about 9 KB each while prepared: under 0.5 GB)
 PROTOCOL = 1                     # the file format's version (runtime.worker speaks it)
 _SCHEDULE_FIELDS = ("F", "R", "r", "LD", "LR", "initial_fatigue")
+_WRITTEN_APART = ("clip", "schedule", "mode", "height", "mass", "plan", "tiredness")   # arrays, types, the meta's own
 
 
 def _within(value, lo: float, hi: float) -> bool:
@@ -47,8 +50,8 @@ def mass_problem(mass) -> str | None:
 
 
 def effort_economy_problem(economy) -> str | None:
-    if not _within(economy, 0.0, MAX_EFFORT_ECONOMY):
-        return f"effort economy {economy!r}: use 0 (hold every pose) to {MAX_EFFORT_ECONOMY:g}"
+    if not _within(economy, 0.0, fatigue_params.MAX_EFFORT_ECONOMY):
+        return f"effort economy {economy!r}: use 0 (hold every pose) to {fatigue_params.MAX_EFFORT_ECONOMY:g}"
     return None
 
 
@@ -64,6 +67,105 @@ def source_frames_problem(start: int, end: int) -> str | None:
     if end - start + 1 > MAX_SOURCE_FRAMES:
         return f"frames {start}-{end} are {end - start + 1} frames, more than one bake reads ({MAX_SOURCE_FRAMES})"
     return None
+
+
+@dataclass(frozen=True)
+class BakeOption:
+    """One option a bake can be asked for, declared once: BakeOptions' field, the bake operator's
+    argument and the ./fatigue bake flag (a farm job's parameter is read off the flag) are made
+    from it, and every entry point refuses the same values with the same one line."""
+    name: str                        # the BakeOptions field and the operator's argument
+    kind: type                       # str, int, float or bool
+    label: str                       # its name in Blender
+    help: str                        # what it does and what it defaults to
+    flag: str | None = None          # ./fatigue bake's flag (None: given another way: --frames, --tiredness, --variants)
+    choices: tuple[str, ...] = ()    # the words a word option takes (any case)
+    check: Callable[[object], str | None] | None = None   # a number's range: None when usable, else what to give
+    setting: bool = False            # replaces the armature's Fatigue setting of the same name, as is
+
+    def problem(self, value) -> str | None:
+        """None when ``value`` is usable; else what to give."""
+        if self.choices and str(value).strip().lower() not in self.choices:
+            return f"use {', '.join(self.choices[:-1])} or {self.choices[-1]}"
+        return self.check(value) if self.check is not None else None
+
+    def refusal(self, value, called: str | None = None, shown: str | None = None) -> str | None:
+        """The one line refusing ``value`` (None: usable), the option ``called`` as its entry point
+        names it (default: its name) and the value ``shown`` as it was given."""
+        problem = self.problem(value)
+        if problem is None:
+            return None
+        if self.choices:
+            return f"unknown {called or self.label.lower()} '{value}': {problem}"
+        if shown is None:
+            shown = f"{value:.6g}" if isinstance(value, float) else repr(value)   # operator floats are 32-bit
+        return f"{called or self.name} {shown}: {problem}"
+
+    def setting_value(self, value):
+        """``value`` as the armature's setting holds it (a word upper-case, as its enum item)."""
+        return str(value).strip().upper() if self.choices else self.kind(value)
+
+
+def _rate(name: str) -> Callable[[object], str | None]:
+    return partial(fatigue_params.option_problem, name)
+
+
+# Every option of a bake, in the order ./fatigue bake lists them.
+BAKE_OPTIONS = (
+    BakeOption("action", str, "Action", "bake this action (default: the armature's assigned action)", "--action"),
+    BakeOption("frame_start", int, "Start", "first source frame (default: the file's bake range)"),
+    BakeOption("frame_end", int, "End", "last source frame (default: the file's bake range)"),
+    BakeOption("preset", str, "Preset", "fitness preset: one of "
+               + ", ".join(("Fresh", *fatigue_params.PRESETS)) + " (Fresh: no fatigue)", "--preset"),
+    BakeOption("fitness", float, "Fitness", "0 exhausted .. 0.5 average adult .. 1 athlete", "--fitness",
+               check=_rate("fitness")),
+    BakeOption("F", float, "F", "fatigue rate 1/s (with R and r)", "--F", check=_rate("F")),
+    BakeOption("R", float, "R", "recovery rate 1/s (with F and r)", "--R", check=_rate("R")),
+    BakeOption("r", float, "r", "rest recovery multiplier (with F and R)", "--r", check=_rate("r")),
+    BakeOption("time_scale", float, "Fatigue speed-up",
+               "fatigue runs this many times faster (default: the preset's; 1 with F, R, r)", "--time-scale",
+               check=_rate("time_scale")),
+    BakeOption("tiredness_start", float, "Tired at start",
+               "how tired at the first frame, 0 fresh .. 0.9 spent (directs the preset's fatigue)",
+               check=tiredness_problem),
+    BakeOption("tiredness_end", float, "Tired by the end",
+               "how tired by the end of the range, 0 fresh .. 0.9 spent (directs the preset's fatigue)",
+               check=tiredness_problem),
+    BakeOption("mode", str, "Mode", "simulation mode (default: the armature's setting)", "--mode",
+               choices=("srb", "torque"), setting=True),
+    BakeOption("foot_placement", str, "Foot placement", "SRB foot placement: the shipped learned policy or the "
+               "rule (default: the armature's setting)", "--foot-placement", choices=("policy", "rule"), setting=True),
+    BakeOption("effort_economy", float, "Effort economy", "how far tired joints (limbs, knees) yield to their "
+               f"loads: 0 never .. 1 default .. {fatigue_params.MAX_EFFORT_ECONOMY:g} (default: the armature's setting)",
+               "--effort-economy", check=_rate("effort_economy"),
+               setting=True),
+    BakeOption("breathing", bool, "Breathing", "a tired take breathes; off: it does not (default: the armature's "
+               "Breathing setting)",
+               "--no-breathing", setting=True),
+    BakeOption("kneeling", bool, "Kneel to recover", "exhausted legs rest kneeling; off: every rest is taken "
+               "standing (default: the armature's Kneel to recover setting)", "--no-kneeling", setting=True),
+    BakeOption("mass", float, "Mass", "body mass of the simulated character, kg (default: the armature's Mass "
+               "setting)", "--mass", check=partial(fatigue_params.range_problem, lo=MASS_RANGE[0], hi=MASS_RANGE[1]),
+               setting=True),
+    BakeOption("take_name", str, "Take name", "name of the new action (default <action>.fatigued)"),
+    BakeOption("engine", str, "Physics engine", "physics engine (default: the add-on preference; auto: PyBullet "
+               "where it imports, else MuJoCo)", "--engine", choices=("auto", "pybullet", "mujoco")),
+)
+
+
+def bake_option(name: str) -> BakeOption:
+    """The declaration of the bake option ``name`` (KeyError for none)."""
+    for option in BAKE_OPTIONS:
+        if option.name == name:
+            return option
+    raise KeyError(f"no bake option {name!r}")
+
+
+def enum_items(name: str, shown: dict[str, tuple[str, str]]) -> tuple[tuple[str, str, str], ...]:
+    """A Blender enum's items for the word option ``name``: one per declared choice, in its order
+    (identifier upper-case, as BakeOption.setting_value gives it), named and described by
+    ``shown`` (choice -> (name, description); KeyError where it misses one)."""
+    return tuple((choice.upper(), *shown[choice]) for choice in bake_option(name).choices)
 
 
 @dataclass
@@ -90,14 +192,9 @@ class SimulationRequest:
     def write(self, path) -> None:
         """The request as one ``.npz`` (written to a temporary name, then renamed into place)."""
         clip, schedule = self.clip, self.schedule
+        # Every plain field that is not its default travels as JSON, so a new one travels by itself.
         kwargs = {f.name: getattr(self, f.name) for f in fields(self)
-                  if f.name in ("policy", "effort_economy", "seconds", "out_fps", "engine") and getattr(self, f.name) is not None}
-        if self.hold:
-            kwargs["hold"] = self.hold
-        if not self.breathing:
-            kwargs["breathing"] = False
-        if not self.kneeling:
-            kwargs["kneeling"] = False
+                  if f.name not in _WRITTEN_APART and getattr(self, f.name) != f.default}
         if self.tiredness is not None:
             kwargs["tiredness"] = {"times": list(self.tiredness.times), "values": list(self.tiredness.values)}
         if self.plan is not None:

@@ -1,4 +1,4 @@
-"""simulate(clip, schedule, mode) -> Take: the one entry point every backend and the bench call.
+"""simulate(request) -> Take: the one entry point every backend and the bench call.
 
 Modes: "srb" (default; runtime.srb.simulator) and "torque" (experimental: the whole body sampled under
 fatigued torques with no help on the root, runtime.torque.samcon, on MuJoCo).  In SRB mode, clips whose
@@ -9,14 +9,12 @@ Take says so.
 from __future__ import annotations
 
 import time as _time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from . import calibration
-from .body import proxy
-from .body.anthropometry import BodyPlan
 from .engines import chooser
 from .engines.limbs import limb_rate_for, whole_steps
 from .errors import EngineMissing, SimulationCancelled, SimulationError
@@ -42,53 +40,46 @@ from .torque import samcon
 MODES = ("srb", "torque")
 
 
-def simulate(
-    clip: Clip,
-    schedule: FatigueSchedule | None = None,
-    mode: str = "srb",
-    height: float = proxy.DEFAULT_HEIGHT,
-    mass: float = proxy.DEFAULT_MASS,
-    seconds: float | None = None,
-    hold: float = 0.0,
-    out_fps: float | None = None,
-    settings: srb.SrbSettings | None = None,
-    push: tuple[float, float, np.ndarray] | None = None,
-    tau_max: np.ndarray | None = None,
-    simulate_limbs: bool = True,
-    progress: Callable[[float], None] | None = None,
-    cancel: Callable[[], bool] | None = None,
-    plan: BodyPlan | None = None,
-    policy=None,
-    effort_economy: float | None = None,
-    engine: str | None = None,
-    real_speed: bool = True,
-    breathing: bool = True,
-    kneeling: bool = True,
-    tiredness: directing.TirednessKeys | None = None,
-) -> Take:
-    """Simulate ``clip`` under ``schedule`` (None: fatigue off) and return the Take.
+@dataclass(frozen=True)
+class Tuning:
+    """What the bench, the tests and training set on top of a request and a bake never does (so
+    never in the worker file): the SRB's settings, a push, the strength, the limbs kinematic, the
+    clip simulated as keyed, a loaded policy."""
+    settings: srb.SrbSettings | None = None        # None: SrbSettings() (the request's effort_economy on top)
+    push: tuple[float, float, np.ndarray] | None = None   # (time s, duration s, force N) on the body
+    tau_max: np.ndarray | None = None              # strength per DoF (N*m; None: calibrated on a fresh pass)
+    simulate_limbs: bool = True                    # False: trunk, neck and arms kinematic (faster)
+    real_speed: bool = True                        # False: a slow-motion clip simulated as keyed
+    policy: object = None                          # a loaded policy run instead of the request's file
 
-    ``seconds``: how much source motion to play (looping clips cycle; default one pass);
-    ``hold``: extra seconds standing at the end; ``out_fps``: frame rate of the Take (default
-    the clip's; the SRB takes a whole number of steps per output frame, at least 60 Hz).  ``tau_max``: strength per DoF (N*m); by default calibrated on a fresh pass of
-    the same clip (calibration.take_strength), so fresh is exactly strong enough for the motion.  ``simulate_limbs``: trunk, neck
-    and arms in PyBullet under fatigued torques (False: kinematic from the reference, faster).  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
-    stops with SimulationCancelled.  ``plan``: the character's proportions and de Leva masses
-    (runtime.body.anthropometry; None: the default humanoid).  ``policy``: a runtime.srb.policy.SrbPolicy
-    that corrects foot placement and COM velocity, or a runtime.srb.residual.ResidualPolicy that corrects
-    the tempo rule's choices (None: the rules alone).  ``effort_economy``:
-    how far tired joints (limbs, knees) yield to their loads (srb.SrbSettings.effort_economy; None: its default).  ``engine``:
-    the physics engine (runtime.engines.chooser: "pybullet", "mujoco", or None / "auto": PyBullet where it
-    imports, else MuJoCo).  ``real_speed``: a clip that plays in slow motion (runtime.reference.playback: its
-    flights fall slower than gravity) is simulated at the speed it was performed and the Take played
-    back at the clip's (False: as keyed).  ``breathing``: a take under fatigue breathes
-    (runtime.fatigue.breathing: chest, shoulders and head move with each breath, ``Take.breath`` set);
-    without fatigue it never does.  ``kneeling``: legs too tired to recover standing rest on the
-    knees (runtime.floor.kneel; False: every rest is taken standing).  ``tiredness``: how tired the
-    body should be over the source (runtime.fatigue.direction: the starting fatigue and the
-    speed-up of ``schedule`` are solved to meet it; SRB mode).  Deterministic: same inputs
-    and engine, bit-identical Take.
+
+def simulate(request: SimulationRequest, progress: Callable[[float], None] | None = None,
+             cancel: Callable[[], bool] | None = None, tuning: Tuning | None = None) -> Take:
+    """Simulate ``request`` (runtime.request.SimulationRequest) and return the Take.
+
+    The request's fields: ``schedule`` None is fatigue off; ``seconds`` how much source motion to
+    play (looping clips cycle; default one pass); ``hold`` extra seconds standing at the end;
+    ``out_fps`` the Take's frame rate (default the clip's; the SRB takes a whole number of steps per
+    output frame, at least 60 Hz); ``plan`` the character's proportions and de Leva masses
+    (runtime.body.anthropometry; None: the default humanoid); ``policy`` an SRB policy file
+    (runtime.srb.policy.SrbPolicy corrects foot placement and COM velocity,
+    runtime.srb.residual.ResidualPolicy the tempo rule's choices; loaded here: PolicyError on a bad
+    file); ``effort_economy`` how far tired joints (limbs, knees) yield to their loads
+    (srb.SrbSettings.effort_economy; None: its default); ``engine`` the physics engine
+    (runtime.engines.chooser); ``breathing`` a take under fatigue breathes (runtime.fatigue.breathing;
+    without fatigue it never does); ``kneeling`` legs too tired to recover standing rest on the
+    knees (runtime.floor.kneel); ``tiredness`` how tired the body should be over the source
+    (runtime.fatigue.direction: the starting fatigue and the speed-up of the schedule are solved to
+    meet it; SRB mode).  A clip that plays in slow motion (runtime.reference.playback: its flights
+    fall slower than gravity) is simulated at the speed it was performed and the Take played back
+    at the clip's.  ``progress(fraction)`` is called about 100 times; ``cancel()`` returning True
+    stops with SimulationCancelled.  ``tuning``: what a bake never sets (Tuning).  Deterministic:
+    same inputs and engine, bit-identical Take.
     """
+    tuning = tuning or Tuning()
+    if tuning.policy is None and request.policy:
+        tuning = replace(tuning, policy=load_any(request.policy))
+    mode, engine, height = request.mode, request.engine, request.height
     if mode not in MODES:
         raise SimulationError(f"unknown simulation mode {mode!r}: use one of {', '.join(MODES)}")
     if mode == "torque":
@@ -100,13 +91,15 @@ def simulate(
         engine = chooser.resolve(engine)
     except EngineMissing as exc:
         raise SimulationError(str(exc)) from None
-    problem = height_problem(height) or mass_problem(mass)
-    if problem is None and effort_economy is not None:
-        problem = effort_economy_problem(effort_economy)
+    problem = height_problem(height) or mass_problem(request.mass)
+    if problem is None and request.effort_economy is not None:
+        problem = effort_economy_problem(request.effort_economy)
     if problem is not None:
         raise SimulationError(problem)
-    if effort_economy is not None:
-        settings = replace(settings or srb.SrbSettings(), effort_economy=float(effort_economy))
+    if request.effort_economy is not None:
+        tuning = replace(tuning, settings=replace(tuning.settings or srb.SrbSettings(),
+                                                  effort_economy=float(request.effort_economy)))
+    clip, seconds = request.clip, request.seconds
     cut = clip.root_cut(height)
     if cut is not None:
         raise SimulationError(f"clip '{clip.name}' root jumps {cut[1]:.2f} m between frames {cut[0]} and {cut[0] + 1}: "
@@ -117,51 +110,48 @@ def simulate(
     source = clip.repeated(seconds) if (clip.loop and seconds) else clip
     if not clip.loop and seconds:
         source = clip.repeated(min(seconds, clip.duration))
-    out_fps = float(out_fps or clip.fps)
+    out_fps = float(request.out_fps or clip.fps)
     if output_fps_problem(out_fps) is not None:
         raise SimulationError(output_fps_problem(out_fps))
+    request = replace(request, clip=clip, out_fps=out_fps, engine=engine)
     analysed = None
-    if real_speed:
-        analysed = chooser.shared_kinematics(height, plan if mode != "torque" else None, engine).analyse(source)
+    if tuning.real_speed:
+        analysed = chooser.shared_kinematics(height, request.plan if mode != "torque" else None, engine).analyse(source)
         k = playback.slowdown(analysed)
         if k is not None:
-            take = _simulate_clip(clip, source.played_faster(k),
-                                  schedule.played_faster(k) if schedule is not None else None, mode, height, mass,
-                                  hold / k, out_fps * k, settings, push, tau_max, simulate_limbs, progress, cancel,
-                                  plan, policy, engine, breathing=breathing, kneeling=kneeling,
-                                  tiredness=tiredness.played_faster(k) if tiredness is not None else None)
+            schedule, tiredness = request.schedule, request.tiredness
+            faster = replace(request, schedule=schedule.played_faster(k) if schedule is not None else None,
+                             hold=request.hold / k, out_fps=out_fps * k,
+                             tiredness=tiredness.played_faster(k) if tiredness is not None else None)
+            take = _simulate_source(faster, tuning, source.played_faster(k), progress, cancel)
             return take.played_slower(k, f"'{clip.name}' plays {k:.1f}x slower than it was performed (its flights "
                                          f"fall at 1/{k * k:.0f} g, a capture keyed at a lower frame rate than it "
                                          f"was recorded at): simulated at the speed it was performed, baked back "
                                          f"in slow motion")
-    return _simulate_clip(clip, source, schedule, mode, height, mass, hold, out_fps, settings, push, tau_max,
-                          simulate_limbs, progress, cancel, plan, policy, engine, analysed, breathing, kneeling,
-                          tiredness)
+    return _simulate_source(request, tuning, source, progress, cancel, analysed)
 
 
-def simulate_request(request: SimulationRequest, progress: Callable[[float], None] | None = None,
-                     cancel: Callable[[], bool] | None = None, policy=None) -> Take:
-    """simulate() of a SimulationRequest (its policy loaded here: PolicyError on a bad file);
-    returns the Take.  The request is data (runtime.request): the entry point reads it.
-    ``policy``: a loaded policy to run instead of the request's (an evaluation's, timed)."""
-    if policy is None and request.policy:
-        policy = load_any(request.policy)
-    return simulate(request.clip, request.schedule, mode=request.mode, height=request.height, mass=request.mass,
-                    seconds=request.seconds, hold=request.hold, out_fps=request.out_fps, plan=request.plan,
-                    policy=policy, effort_economy=request.effort_economy, engine=request.engine,
-                    breathing=request.breathing, kneeling=request.kneeling, tiredness=request.tiredness,
-                    progress=progress, cancel=cancel)
+def simulate_clip(clip: Clip, schedule: FatigueSchedule | None = None, *, progress=None, cancel=None,
+                  settings=None, push=None, tau_max=None, simulate_limbs: bool = True, real_speed: bool = True,
+                  policy=None, **fields) -> Take:
+    """simulate() of SimulationRequest(clip, schedule, **fields) with Tuning(settings, push, tau_max,
+    simulate_limbs, real_speed, policy): the keywords the tests, the bench and the tools write
+    (``policy`` a loaded policy)."""
+    tuning = Tuning(settings, push, tau_max, simulate_limbs, real_speed, policy)
+    return simulate(SimulationRequest(clip, schedule, **fields), progress, cancel, tuning)
 
 
-def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float, mass: float, hold: float,
-                   out_fps: float, settings, push, tau_max, simulate_limbs: bool, progress, cancel, plan, policy,
-                   engine: str, analysed=None, breathing: bool = True, kneeling: bool = True,
-                   tiredness: directing.TirednessKeys | None = None) -> Take:
-    """simulate()'s work on inputs it has checked: ``source`` (the part of ``clip`` to play, at the
-    speed to simulate) to a Take at ``out_fps``; ``analysed``: ``source``'s kinematics on this
-    mode's proxy, where simulate() has them already; ``breathing``: a take under fatigue breathes
-    (runtime.fatigue.breathing), at the speed it was simulated."""
-    breathes = breathing and schedule is not None
+def _simulate_source(request: SimulationRequest, tuning: Tuning, source: Clip, progress, cancel,
+                   analysed=None) -> Take:
+    """simulate()'s work on a request it has checked (its clip fitted, out_fps and engine resolved):
+    ``source`` (the part of the clip to play, at the speed to simulate) to a Take at out_fps;
+    ``analysed``: ``source``'s kinematics on this mode's proxy, where simulate() has them already;
+    a take under fatigue breathes (runtime.fatigue.breathing) at the speed it was simulated."""
+    clip, schedule, mode, height, mass = request.clip, request.schedule, request.mode, request.height, request.mass
+    hold, out_fps, plan, engine, tiredness = request.hold, request.out_fps, request.plan, request.engine, request.tiredness
+    settings, push, tau_max, simulate_limbs, policy = (tuning.settings, tuning.push, tuning.tau_max,
+                                                       tuning.simulate_limbs, tuning.policy)
+    breathes = request.breathing and schedule is not None
     if mode == "torque":
         prepared = prepare(source, chooser.shared_kinematics(height, None, engine), mass, analysed)
         # The sampled body has the floor under it: hands, knees or back on it where the clip puts
@@ -179,8 +169,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
             held = prepared.support.described(floor_work=True)[0].split(":")[0]
             raise SimulationError(f"torque mode simulates only the floor, and clip '{clip.name}' is held up "
                                   f"part of the time by {held}: bake it in SRB mode")
-        take = _sampled(source, schedule, height, mass, plan, out_fps, prepared.ck.floor_height, progress, cancel,
-                        (settings or srb.SrbSettings()).effort_economy, prepared)
+        take = _sampled(request, source, prepared, (settings or srb.SrbSettings()).effort_economy, progress, cancel)
         return breathe(take) if breathes else take
     settings = settings or srb.SrbSettings()
     steps_per_frame = whole_steps(settings.rate, out_fps)
@@ -227,7 +216,7 @@ def _simulate_clip(clip: Clip, source: Clip, schedule, mode: str, height: float,
             if mixed:
                 sim = stretches.MixedSimulator(sim, floor.FloorSimulator(ref, body, floor_loads, model, settings),
                                                on_floor)
-            if model is not None and kneeling:
+            if model is not None and request.kneeling:
                 sim = kneel.KneelingRests(sim, kin)
         sim.need_torques = False
         # Everything below runs with engine bodies open: they close however it ends (a cancel too).
@@ -472,18 +461,19 @@ def _economy_note(economy: float) -> str:
     return "off: joints hold every pose until their strength runs out"
 
 
-def _sampled(source: Clip, schedule: FatigueSchedule | None, height: float, mass: float, plan: BodyPlan | None,
-             out_fps: float, floor_height: float, progress, cancel, economy: float, prepared=None) -> Take:
+def _sampled(request: SimulationRequest, source: Clip, prepared, economy: float, progress, cancel) -> Take:
     """Torque mode: the whole body tracked window by window by sampling (runtime.torque.samcon) under
     fatigued torque caps, no force or moment on the root; a window where no sample stays up is a
     fall, reported and where the take ends.  No hold after the end; the character's proportions
     are not used (the sampled body is the default humanoid at ``height``).  ``prepared``: the
     source's analysis (runtime.reference.prepare), whose hands, knees or back reaching the floor
     (support.reaching) the sampler lets touch it."""
+    schedule, height, mass, plan, out_fps = request.schedule, request.height, request.mass, request.plan, request.out_fps
+    floor_height = prepared.ck.floor_height
     clip = source if abs(source.fps - out_fps) < 1e-9 else source.resampled(out_fps)
     settings = samcon.SamconSettings()
     reaching = None
-    if prepared is not None and prepared.support.reaching.any():
+    if prepared.support.reaching.any():
         frame = np.minimum(np.round(np.arange(clip.frames) / clip.fps * source.fps).astype(int), source.frames - 1)
         reaching = samcon.Reaching(prepared.ck.link_names, prepared.support.reaching[frame])
 

@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: python -m runtime.worker REQUEST.npz TAKE.npz\n")
         return 2
-    from .simulate import simulate_request   # the simulation's modules load here, not at start-up
+    from .simulate import simulate   # the simulation's modules load here, not at start-up
 
     try:
         req = SimulationRequest.read(argv[0])
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
         return False
 
     try:
-        take = simulate_request(req, progress=progress, cancel=alive)
+        take = simulate(req, progress, alive)
     except (SimulationError, ValueError) as exc:   # PolicyError is a ValueError
         _say(f"@@error {str(exc).splitlines()[0]}")
         return 2

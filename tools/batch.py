@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from runtime.fatigue import params as fatigue_params  # noqa: E402
 from runtime.fatigue.direction import tiredness_problem  # noqa: E402
-from runtime.fatigue.effort import MAX_EFFORT_ECONOMY  # noqa: E402
 from runtime.motion.take import tempo_phrase  # noqa: E402
-from runtime.request import source_frames_problem  # noqa: E402
+from runtime.request import BAKE_OPTIONS, source_frames_problem  # noqa: E402
+from batch_take import log_prefix, take_main  # noqa: E402
 
 PRESET_NAMES = tuple(fatigue_params.PRESETS)
 VARIANT_NAMES = ("fresh",) + tuple(n.lower() for n in PRESET_NAMES)
@@ -63,32 +63,19 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", type=Path, help="output .blend (one input) or directory (written as <dir>/<name>.blend)")
     ap.add_argument("--in-place", action="store_true", help="write the takes into the input files themselves")
     ap.add_argument("--armature", help="armature object (default: the active one, or the file's only armature)")
-    ap.add_argument("--action", help="action to bake (default: the armature's assigned action)")
     ap.add_argument("--frames", metavar="A:B", help="source frames to bake (default: the file's bake range)")
-    fit = ap.add_argument_group("fatigue (default: each armature's own Fatigue settings)")
-    fit.add_argument("--preset", help=f"one of {', '.join(('Fresh',) + PRESET_NAMES)} (Fresh: no fatigue)")
-    fit.add_argument("--fitness", type=float, help="0 exhausted .. 0.5 average adult .. 1 athlete")
-    fit.add_argument("--F", dest="F", type=float, help="fatigue rate 1/s (with --R and --r)")
-    fit.add_argument("--R", dest="R", type=float, help="recovery rate 1/s (with --F and --r)")
-    fit.add_argument("--r", dest="r", type=float, help="rest recovery multiplier (with --F and --R)")
-    fit.add_argument("--time-scale", type=float,
-                     help="fatigue runs this many times faster (default: the preset's; 1 with --F --R --r)")
-    fit.add_argument("--tiredness", metavar="START,END",
-                     help="how tired at the first frame and by the end, 0 fresh .. 0.9 spent (directs the preset: "
-                          "the bake solves the physics that gets there)")
+    ap.add_argument("--tiredness", metavar="START,END",
+                    help="how tired at the first frame and by the end, 0 fresh .. 0.9 spent (directs the preset: "
+                         "the bake solves the physics that gets there)")
     ap.add_argument("--variants", help=f"comma-separated, one action each: {', '.join(VARIANT_NAMES)}")
-    ap.add_argument("--mode", choices=("srb", "torque"), help="simulation mode (default: the file's setting)")
-    ap.add_argument("--foot-placement", choices=("policy", "rule"),
-                    help="SRB foot placement: the shipped learned policy or the rule (default: the file's setting)")
-    ap.add_argument("--effort-economy", type=float,
-                    help=f"how far tired joints (limbs, knees) yield to their loads: 0 never .. 1 default .. {MAX_EFFORT_ECONOMY:g} "
-                         "(default: the file's setting)")
-    ap.add_argument("--no-breathing", dest="breathing", action="store_const", const=False,
-                    help="tired takes do not breathe (default: the file's Breathing setting)")
-    ap.add_argument("--no-kneeling", dest="kneeling", action="store_const", const=False,
-                    help="every rest is taken standing (default: the file's Kneel to recover setting)")
-    ap.add_argument("--engine", choices=("auto", "pybullet", "mujoco"),
-                    help="physics engine (default auto: PyBullet where it imports, else MuJoCo)")
+    for option in BAKE_OPTIONS:
+        if option.flag is None:
+            continue
+        if option.kind is bool:     # on unless the file says otherwise: the flag turns it off
+            ap.add_argument(option.flag, dest=option.name, action="store_const", const=False, help=option.help)
+        else:
+            ap.add_argument(option.flag, dest=option.name, type=option.kind, choices=option.choices or None,
+                            help=option.help)
     ap.add_argument("--summary", type=Path, help="write a JSON summary of every take here")
     ap.add_argument("--jobs", type=int, default=1, help="takes baked in parallel processes (default 1)")
     ap.add_argument("--timeout", type=float, help="stop a take that runs longer than this many seconds")
@@ -125,15 +112,6 @@ def _frames(text: str | None) -> tuple[int | None, int | None]:
     if too_many:
         raise UsageError(f"--frames {text}: {too_many}: give fewer (a take refuses frames far past its action's keys)")
     return a, b
-
-
-def _positive(name: str, value: float | None, lo: float = 0.0, hi: float = math.inf, lo_open: bool = True):
-    if value is None:
-        return
-    bad = not math.isfinite(value) or value > hi or (value <= lo if lo_open else value < lo)
-    if bad:
-        rng = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
-        raise UsageError(f"{name} {value!r}: give a number in {rng}")
 
 
 def writable_problem(path: Path, folder: bool = False) -> str | None:
@@ -209,14 +187,12 @@ def plan(args) -> list[dict]:
         raise UsageError(f"--preset {args.preset}: use one of {', '.join(('Fresh',) + PRESET_NAMES)}")
     if args.preset is not None and args.preset.lower() == "fresh" and args.fitness is not None:
         raise UsageError("--preset Fresh has no fitness: drop --fitness")
-    for name, flag in (("fitness", "--fitness"), ("F", "--F"), ("R", "--R"), ("r", "--r"),
-                       ("time_scale", "--time-scale")):
-        value = getattr(args, name)
-        problem = None if value is None else fatigue_params.option_problem(name, value)
-        if problem:
-            raise UsageError(f"{flag} {value!r}: {problem}")
+    for option in BAKE_OPTIONS:
+        value = getattr(args, option.name, None)
+        refusal = None if value is None or option.choices else option.refusal(value, option.flag, repr(value))
+        if refusal:
+            raise UsageError(refusal)
     tired = _tiredness(args.tiredness, args)
-    _positive("--effort-economy", args.effort_economy, 0.0, MAX_EFFORT_ECONOMY, lo_open=False)
     if args.mode == "torque" and args.engine == "pybullet":
         raise UsageError("--mode torque --engine pybullet: torque mode runs on MuJoCo only: leave --engine out")
     if args.engine not in (None, "auto"):
@@ -226,7 +202,9 @@ def plan(args) -> list[dict]:
                              f"leave --engine out (Automatic), or install it (requirements/runtime.txt)")
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more")
-    _positive("--timeout", args.timeout)
+    problem = None if args.timeout is None else fatigue_params.range_problem(args.timeout, 0.0, math.inf, lo_open=True)
+    if problem:
+        raise UsageError(f"--timeout {args.timeout!r}: {problem}")
     variants = [None]
     if args.variants:
         variants = [v.strip().lower() for v in args.variants.split(",") if v.strip()]
@@ -267,11 +245,8 @@ def plan(args) -> list[dict]:
             raise UsageError(f"--summary {args.summary} is also a .blend of this batch: give another path")
         _check_writable(summary, "--summary")
 
-    base = {"armature": args.armature, "action": args.action, "frame_start": frame_start, "frame_end": frame_end,
-            "preset": args.preset, "fitness": args.fitness, "time_scale": args.time_scale, "mode": args.mode,
-            "foot_placement": args.foot_placement, "effort_economy": args.effort_economy, "timeout": args.timeout,
-            "engine": args.engine, "breathing": args.breathing, "kneeling": args.kneeling,
-            **tired, **rates}
+    base = {option.name: getattr(args, option.name, None) for option in BAKE_OPTIONS}
+    base.update(armature=args.armature, frame_start=frame_start, frame_end=frame_end, timeout=args.timeout, **tired)
     chains = []
     for src, dst in zip(inputs, outs):
         chain = []
@@ -374,11 +349,6 @@ def _run_take(spec: dict, read_from: Path, stop: _Stop) -> dict:
     return {k: result.get(k) for k in SUMMARY_FIELDS}
 
 
-def _log_prefix(spec: dict) -> str:
-    out = Path(spec["out_file"])
-    return out.stem + (f".{spec['variant']}" if spec.get("variant") else "")
-
-
 def _crashed(spec: dict, returncode: int, stdout: str, stderr: str) -> dict:
     """A take whose process died: one line (its last words, without PyBullet's banner or a
     traceback) and its whole output in a log file beside the output."""
@@ -389,7 +359,7 @@ def _crashed(spec: dict, returncode: int, stdout: str, stderr: str) -> dict:
     from fatigue_addon import failure      # no bpy in it: the batch's own process can use it
 
     log = failure.write_log(f"the take's process ended with {how}\n\n--- stdout\n{stdout or ''}\n"
-                            f"--- stderr\n{stderr or ''}", prefix=_log_prefix(spec) + ".crash",
+                            f"--- stderr\n{stderr or ''}", prefix=log_prefix(spec) + ".crash",
                             folder=Path(spec["out_file"]).parent)
     error = f"the take's process ended with {how}: {failure.one_line(lines[-1], 160) if lines else 'no output'}"
     return {"status": "crashed", "error": error + (f"; its output is in {log}" if log else ""),
@@ -508,129 +478,6 @@ def run(args) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-# ============================================================================= one take (child process)
-
-def _armature(bpy, name: str | None):
-    """The armature to bake: the named one, else the active object, else the file's only armature."""
-    if name:
-        return name
-    active = bpy.context.view_layer.objects.active if bpy.context.view_layer else None
-    if active is not None and active.type == "ARMATURE":
-        return active.name
-    arms = sorted(o.name for o in bpy.data.objects if o.type == "ARMATURE")
-    if len(arms) == 1:
-        return arms[0]
-    if not arms:
-        raise ValueError("no armature in this file: bake a file with an animated character")
-    raise ValueError(f"{len(arms)} armatures in this file ({', '.join(arms[:6])}): choose one with --armature")
-
-
-def bake_one(spec: dict) -> dict:
-    """Open ``spec['read_from']``, bake one take with the operator, save ``spec['out_file']``."""
-    import bpy
-    import demo_blend
-
-    demo_blend.load_addon()
-    failure = demo_blend.addon_module("fatigue_addon.failure")      # the operator's: its logs go beside the output
-    failure.set_log_dir(Path(spec["out_file"]).parent, _log_prefix(spec) + ".error")
-    out = Path(spec["out_file"])
-    result = {"status": "failed", "error": None}
-    try:
-        bpy.ops.wm.open_mainfile(filepath=spec["read_from"], load_ui=False)
-    except RuntimeError as exc:
-        result["error"] = f"cannot open {spec['read_from']}: {str(exc).strip().splitlines()[-1]}"
-        return result
-    try:
-        armature = _armature(bpy, spec.get("armature"))
-    except ValueError as exc:
-        result["error"] = str(exc)
-        return result
-    result["armature"] = armature
-    kwargs = {k: spec[k] for k in ("action", "frame_start", "frame_end", "preset", "fitness", "F", "R", "r",
-                                   "time_scale", "mode", "foot_placement", "effort_economy", "engine", "breathing",
-                                   "kneeling", "tiredness_start", "tiredness_end")
-              if spec.get(k) is not None}
-    obj = bpy.data.objects.get(armature)    # a name that is no armature here: the operator says so, listing them
-    if spec.get("variant") and obj is not None and obj.type == "ARMATURE":
-        source = kwargs.get("action")
-        if source is None:
-            found = demo_blend.addon_module("fatigue_addon.bake").source_action(obj, obj.fatigue_settings)
-            source = found.name if found is not None else None
-        if source is not None:
-            kwargs["take_name"] = f"{source}.fatigued.{spec['variant']}"
-    before = failure.last_log()
-    try:
-        bpy.ops.fatigue.bake_take(armature=armature, **kwargs)
-    except RuntimeError as exc:
-        text = str(exc).strip()
-        if "Traceback" in text:        # a Python error that escaped the operator: its report goes to a file
-            log = failure.write_log(text)
-            last = failure.one_line(text.splitlines()[-1], 160)
-            result["error"] = (f"the bake failed unexpectedly ({last}); nothing was written"
-                               + (f"; full report in {log}" if log else ""))
-        else:
-            message = text.splitlines()[0] if text else "the bake failed"
-            result["error"] = message[len("Error: "):] if message.startswith("Error: ") else message
-        if failure.last_log() != before:
-            result["log"] = str(failure.last_log())
-        return result
-    report = json.loads(obj.fatigue_settings.last_report)
-    action = bpy.data.actions[report["action"]]
-    action.use_fake_user = True            # every variant survives saving, assigned or not
-    out.parent.mkdir(parents=True, exist_ok=True)
-    part = Path(spec["part"])          # the batch moves it into place once every take of the file is done
-    try:
-        bpy.ops.wm.save_as_mainfile(filepath=str(part), copy=True, compress=False)
-    except (RuntimeError, OSError) as exc:
-        part.unlink(missing_ok=True)
-        result["error"] = f"cannot write {out}: {exc}"
-        return result
-    result.update(
-        status="ok", action=report["source"], out_action=report["action"], frames=report["source_frames"],
-        take_frames=report["take_frames"], mode=report["mode"], engine=report.get("engine"), support=report.get("support"),
-        seconds_sim=report["seconds_sim"],
-        realtime_x=report["realtime_x"], duration_stretch=report["duration_stretch"],
-        peak_fatigue_by_region=report["peak_fatigue_by_region"],
-        residual_force_bw_mean=report["residual_force_bw_mean"], fell=report["fell"],
-        fall_frame=report.get("fall_frame"), finished=report["finished"], behind_source_m=report.get("behind_source_m"),
-        rests=report["rests"], kneels=report.get("kneels", 0),
-        warnings=list(dict.fromkeys(report.get("warnings", []) + report.get("name_notes", []))) or None)
-    return result
-
-
-def _end_with_the_batch(part: Path) -> None:
-    """A take whose batch was killed outright (SIGKILL: no chance to stop its takes) stops too and
-    removes its temporary file: nothing is left to move it into place."""
-    batch_pid = os.getppid()
-
-    def watch():
-        while os.getppid() == batch_pid:
-            time.sleep(0.5)
-        for p in (part, Path(f"{part}@")):
-            p.unlink(missing_ok=True)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def take_main(spec_path: Path) -> int:
-    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-    _end_with_the_batch(Path(spec["part"]))
-    try:
-        result = bake_one(spec)
-    except Exception as exc:     # noqa: BLE001 -- reported as this take's failure, the batch goes on
-        import demo_blend
-
-        failure = sys.modules.get(f"{demo_blend.PACKAGE}.fatigue_addon.failure")   # the add-on's, once loaded
-        if failure is None:
-            from fatigue_addon import failure
-        failure.set_log_dir(Path(spec["out_file"]).parent, _log_prefix(spec) + ".error")
-        result = {"status": "failed", "error": failure.unexpected(exc, "the take", context=json.dumps(spec)),
-                  "log": str(failure.last_log()) if failure.last_log() else None}
-    Path(spec["result"]).write_text(json.dumps(result, default=float), encoding="utf-8")
-    return 0
 
 
 def main(argv: list[str]) -> int:

@@ -74,7 +74,7 @@ def run_one(clip: clips.Clip, condition: str, seconds: float, mode: str, push=No
     sched = condition_schedule(condition)
     # Non-looping clips play to their end, then hold the last pose for the rest of the run.
     hold = 0.0 if clip.loop else max(1.0, seconds - clip.duration)
-    take = simulate.simulate(clip, sched, mode=mode, seconds=seconds, hold=hold, out_fps=30.0, push=push,
+    take = simulate.simulate_clip(clip, sched, mode=mode, seconds=seconds, hold=hold, out_fps=30.0, push=push,
                              policy=policy, engine=engine)
     return take
 

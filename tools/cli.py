@@ -154,7 +154,7 @@ def demo_take(out: Path) -> dict:
     takes = {}
     summary = {"clip": DEMO_CLIP, "seconds": DEMO_SECONDS, "tired": DEMO_TIRED, "takes": {}}
     for label, (sched, keys) in (("fresh", (None, None)), ("tired", demo_tired_request())):
-        take = takes[label] = simulate.simulate(clip, sched, seconds=DEMO_SECONDS, out_fps=30, tiredness=keys,
+        take = takes[label] = simulate.simulate_clip(clip, sched, seconds=DEMO_SECONDS, out_fps=30, tiredness=keys,
                                                  progress=_progress_printer(label))
         reference = clip.repeated(take.reference_time[-1])
         summary["takes"][label] = {

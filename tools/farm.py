@@ -12,8 +12,8 @@ The job has three steps:
   summary), so the Summary reads this run's takes alone.
 - ``Bake``: one task per take (scene x variant; the action is the one ``--action`` names or each
   file's assigned one).  A task runs ``<BlenderExecutable> -b --python <FatigueTools>/farm_task.py
-  -- bake ...``: the same per-take code as ``./fatigue bake`` (batch.bake_one through
-  batch.take_main) on one take, writing ``<OutputDir>/<scene>[.<variant>].blend`` and a per-take
+  -- bake ...``: the same per-take code as ``./fatigue bake`` (batch_take.bake_one through
+  batch_take.take_main) on one take, writing ``<OutputDir>/<scene>[.<variant>].blend`` and a per-take
   ``.json``; it prints ``openjd_progress`` / ``openjd_status`` lines as it simulates and fails
   alone with the one-line reason (``openjd_fail:``).  Every take option of ./fatigue bake is a job
   parameter, read off its parser (batch.take_options): a new option travels by itself.

@@ -7,7 +7,7 @@
 ``clean`` removes a previous run's take records and summary from DIR (a re-run's Summary reads
 its own run's alone).
 ``bake`` bakes one take with ./fatigue bake's own per-take code (tools/batch.py: ``plan`` checks
-the options, ``take_main`` / ``bake_one`` open the file, run the operator and save), writes
+the options, batch_take's ``take_main`` / ``bake_one`` open the file, run the operator and save), writes
 ``DIR/<scene>[.<variant>].blend`` and ``DIR/<scene>[.<variant>].json`` (the take's summary row),
 prints ``openjd_progress: N`` and ``openjd_status: ...`` as it simulates, and fails alone with
 ``openjd_fail: <one line>`` (exit 1).  ``summary`` merges the per-take JSON into the summary of
@@ -119,7 +119,7 @@ def load_batch(zip_text: str):
             sys.path.insert(0, path)
     import demo_blend
 
-    demo_blend.ROOT = root        # batch.bake_one registers the add-on from here (a no-op where Blender has it)
+    demo_blend.ROOT = root        # batch_take.bake_one registers the add-on from here (a no-op where Blender has it)
     import batch
 
     return batch
@@ -205,6 +205,8 @@ def bake(argv: list[str]) -> int:
         raise TaskError(f"cannot remove the previous run's {record} ({exc.strerror or exc}): check the OutputDir "
                         f"parameter") from None
     batch = load_batch(known.extension_zip)
+    import batch_take         # beside batch, on the path load_batch set
+
     out_blend = known.out / f"{name}.blend"
     bake_args = [known.scene, "--out", str(out_blend)] + (["--variants", known.variant] if known.variant else [])
     try:
@@ -223,7 +225,7 @@ def bake(argv: list[str]) -> int:
                              encoding="utf-8")
         sys.stdout = _Progress(name)
         try:
-            batch.take_main(spec_path)
+            batch_take.take_main(spec_path)
         finally:
             sys.stdout.flush()
             sys.stdout = sys.__stdout__

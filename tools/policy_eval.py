@@ -33,7 +33,7 @@ from runtime.fatigue import direction  # noqa: E402
 from runtime.motion import clip as clips, metrics  # noqa: E402
 from runtime.errors import PolicyError  # noqa: E402
 from runtime.request import SimulationRequest  # noqa: E402
-from runtime.simulate import simulate_request  # noqa: E402
+from runtime.simulate import Tuning, simulate  # noqa: E402
 from runtime.srb.policy import FAMILIARITY_NOTE, SrbPolicy  # noqa: E402
 from runtime.srb.residual import load_any, ResidualPolicy  # noqa: E402
 from runtime.train import clip_cache, split  # noqa: E402
@@ -79,7 +79,7 @@ def split_requests(cache: Path, seconds: float) -> list[tuple[str, str, Simulati
 def _run(request: SimulationRequest, policy: TimedPolicy | None) -> tuple[dict, object]:
     """(measures, take) of one request baked by the rule (``policy`` None) or the policy."""
     t0 = time.perf_counter()
-    take = simulate_request(request, policy=policy)
+    take = simulate(request, tuning=Tuning(policy=policy))
     wall = time.perf_counter() - t0
     clip = request.clip
     reference = clip.repeated(max(take.reference_time[-1], clip.duration)) if clip.loop else clip

@@ -56,14 +56,14 @@ def _tenth_rates(take, fresh) -> tuple[float, float]:
 
 def measure(clip_name: str, seconds: float, preset: str) -> dict:
     """One take of ``preset`` and its fresh twin, measured."""
-    from runtime.simulate import simulate
+    from runtime.simulate import simulate_clip
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(clip_name))
     source = clip.repeated(seconds) if clip.loop else clip
     t0 = time.perf_counter()
-    fresh = simulate(source, None, out_fps=30.0)
+    fresh = simulate_clip(source, None, out_fps=30.0)
     sched, keys = direction.preset_schedule(preset, 30.0, source.duration)
-    take = simulate(source, sched, out_fps=30.0, tiredness=keys)
+    take = simulate_clip(source, sched, out_fps=30.0, tiredness=keys)
     wall = time.perf_counter() - t0
     f, ff = gait.features(take, source.duration), gait.features(fresh, source.duration)
     first, last = _tenth_rates(take, fresh)

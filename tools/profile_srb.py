@@ -51,7 +51,7 @@ def take_arrays(take) -> dict[str, np.ndarray]:
 def run_clip(name: str, seconds: float, limbs: bool, tired: bool):
     clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
     sched = schedules.from_fitness(TIRED_FITNESS, fps=30, time_scale=TIRED_TIME_SCALE) if tired else None
-    return simulate.simulate(clip, sched, mode="srb", seconds=seconds, out_fps=30, simulate_limbs=limbs)
+    return simulate.simulate_clip(clip, sched, mode="srb", seconds=seconds, out_fps=30, simulate_limbs=limbs)
 
 
 def compare(take, path: Path) -> tuple[float, list[str]]:

@@ -301,7 +301,7 @@ def run_bench_clip(name: str, conditions: list[str], seconds: float | None, mode
         t0 = time.perf_counter()
         sched, keys = (None, None) if condition == "fresh" else direction.preset_schedule(
             CONDITIONS[condition], 30.0, source.duration)
-        takes[condition] = simulate.simulate(source, sched, mode=mode, out_fps=30.0, tiredness=keys)
+        takes[condition] = simulate.simulate_clip(source, sched, mode=mode, out_fps=30.0, tiredness=keys)
         print(_take_line(name, condition, takes[condition], source.duration, time.perf_counter() - t0), flush=True)
     record = measure_clip(name, source, takes, proxy.DEFAULT_HEIGHT, strips, effector_strips)
     return [record | {"kind": "bench"}]

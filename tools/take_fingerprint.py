@@ -156,13 +156,13 @@ def _compute(kind) -> str:
         return take_hash(bench.run_one(_load(name), condition, 10.0, mode))
     if kind[0] == "demo":
         sched, keys = (None, None) if kind[1] == "fresh" else cli.demo_tired_request()
-        return take_hash(simulate.simulate(_load(cli.DEMO_CLIP), sched, seconds=cli.DEMO_SECONDS, out_fps=30,
+        return take_hash(simulate.simulate_clip(_load(cli.DEMO_CLIP), sched, seconds=cli.DEMO_SECONDS, out_fps=30,
                                            tiredness=keys, progress=lambda f: None))
     if kind[0] == "exhausted":
         _, name, how = kind
         sched = (schedule.from_preset("Exhausted", fps=30.0) if how == "preset"
                  else schedule.from_fitness(0.0, fps=30, time_scale=60))
-        return take_hash(simulate.simulate(_load(name), sched, seconds=20.0, hold=1.0, out_fps=30.0))
+        return take_hash(simulate.simulate_clip(_load(name), sched, seconds=20.0, hold=1.0, out_fps=30.0))
     if kind[0] == "extra":
         return take_hash(_extra(kind[1]))
     raise ValueError(kind)
@@ -177,24 +177,24 @@ def _extra(variant: str):
     if variant == "policy":
         from runtime.srb.policy import SrbPolicy
         policy = SrbPolicy.load(ROOT / "models" / "srb_general.npz")
-        return simulate.simulate(_load("run"), tired, seconds=8.0, out_fps=30, policy=policy)
+        return simulate.simulate_clip(_load("run"), tired, seconds=8.0, out_fps=30, policy=policy)
     if variant == "push":
-        return simulate.simulate(_load("walk"), tired, seconds=8.0, out_fps=30,
+        return simulate.simulate_clip(_load("walk"), tired, seconds=8.0, out_fps=30,
                                  push=(4.0, 0.2, np.array([0.0, 200.0, 0.0])))
     if variant == "no_limbs":
-        return simulate.simulate(_load("punch"), tired, seconds=8.0, out_fps=30, simulate_limbs=False)
+        return simulate.simulate_clip(_load("punch"), tired, seconds=8.0, out_fps=30, simulate_limbs=False)
     if variant in ("economy0", "economy2"):
-        return simulate.simulate(_load("dance_a"), tired, seconds=8.0, out_fps=30,
+        return simulate.simulate_clip(_load("dance_a"), tired, seconds=8.0, out_fps=30,
                                  effort_economy=float(variant[-1]))
     if variant == "plan":
         lengths = anthropometry.default_lengths(1.62)
         lengths = {k: v * (1.1 if i % 2 else 0.95) for i, (k, v) in enumerate(sorted(lengths.items()))}
         plan = anthropometry.plan_from_lengths(lengths, 1.62, sex="female")
-        return simulate.simulate(_load("jump"), tired, seconds=6.0, out_fps=30, height=1.62, mass=58.0, plan=plan)
+        return simulate.simulate_clip(_load("jump"), tired, seconds=6.0, out_fps=30, height=1.62, mass=58.0, plan=plan)
     if variant == "hold":
-        return simulate.simulate(_load("kick"), schedule.from_preset("Exhausted", fps=30.0), hold=5.0, out_fps=30.0)
+        return simulate.simulate_clip(_load("kick"), schedule.from_preset("Exhausted", fps=30.0), hold=5.0, out_fps=30.0)
     if variant == "fps24":
-        return simulate.simulate(_load("walk"), tired, seconds=6.0, out_fps=24.0)
+        return simulate.simulate_clip(_load("walk"), tired, seconds=6.0, out_fps=24.0)
     raise ValueError(variant)
 
 

@@ -14,8 +14,8 @@ from ..engines.limbs import LIMB_JOINTS, limb_dofs
 from ..maths import quat, repeatable
 from ..maths.ease import smoothstep
 from ..reference.legs import leg_length
+from .params import MAX_EFFORT_ECONOMY
 
-MAX_EFFORT_ECONOMY = 5.0         # beyond this a tired limb flops at the first sign of fatigue
 ECCENTRIC_STRENGTH = 1.3  # a leg lowering the body holds this much more than it can push (see yielding_strength)
 YIELD_SPEED = 0.1         # m/s (1.62 m body) of sinking at which a stance counts as fully yielding
 LIMB_LOAD_SMOOTHING = 0.25  # s: the load a tired limb yields to is averaged this long (motor spikes)

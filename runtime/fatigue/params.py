@@ -30,6 +30,10 @@ _REST_MULTIPLIER_FALLBACK = "general"
 # Fitness 0 fatigues this many times faster and recovers this many times slower than the
 # published average adult (fitness 0.5); fitness 1 the reverse.  Log-linear in between.
 FITNESS_RANGE = 2.0
+# How far a tired joint (limbs; knees under the body) yields per unit of load (rad; 0: never):
+# runtime.fatigue.effort reads it, srb.SrbSettings starts from the default.
+DEFAULT_EFFORT_ECONOMY = 1.0
+MAX_EFFORT_ECONOMY = 5.0         # beyond this a tired limb flops at the first sign of fatigue
 
 
 @lru_cache(maxsize=1)
@@ -124,13 +128,22 @@ OPTION_RANGES = {
     "R": (0.0, MAX_RATE, True),
     "r": (0.0, MAX_REST_MULTIPLIER, True),
     "time_scale": (0.0, 10000.0, True),
+    "effort_economy": (0.0, MAX_EFFORT_ECONOMY, False),
 }
+
+
+# Each body part's fitness multiplier (the armature's Legs, Arms, Trunk, Neck): 1 = the body's.
+PART_FITNESS_RANGE = (0.0, 10.0)
 
 
 def option_problem(name: str, value) -> str | None:
     """None when ``value`` is a number OPTION_RANGES allows for ``name``; else what to give
     ("give a number in [0, 1]"), so that every entry point refuses the same values."""
-    lo, hi, lo_open = OPTION_RANGES[name]
+    return range_problem(value, *OPTION_RANGES[name])
+
+
+def range_problem(value, lo: float, hi: float, lo_open: bool = False) -> str | None:
+    """None when ``value`` is a number in lo..hi (above lo when ``lo_open``); else what to give."""
     try:
         v = float(value)
     except (TypeError, ValueError):

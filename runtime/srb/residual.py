@@ -29,7 +29,7 @@ import numpy as np
 
 from ..body import proxy
 from ..errors import PolicyError
-from ..fatigue.effort import MAX_EFFORT_ECONOMY
+from ..fatigue.params import MAX_EFFORT_ECONOMY
 from ..maths import quat
 from ..reference.rigid_body import kin_scale
 from .policy import fatigue_gate, legs_capacity, release, SrbPolicy

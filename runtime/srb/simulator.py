@@ -31,6 +31,7 @@ import numpy as np
 
 from ..body import proxy
 from ..fatigue.effort import KneeSag, lean_trunk, leg_effort, LimbGive, tired_lean, yielding_strength
+from ..fatigue.params import DEFAULT_EFFORT_ECONOMY
 from ..fatigue.tempo import catch_up_pace, flight_rate, single_support_rate, TempoRule, weakest_loaded
 from ..maths import quat
 from ..maths.rotation import cross, cross_rows, matrix_to_quat, quat_matrix
@@ -77,7 +78,7 @@ class SrbSettings:
     rest_stall: float = 1.5       # s without recovery (RC +0.01) after which a rest ends anyway
     min_motion_between_rests: float = 0.5   # s of source motion before the next rest
     early_landing_window: float = 0.35   # s: a swing foot touching down this early lands
-    effort_economy: float = 1.0   # rad: how far a tired joint (limbs; knees under the body) yields per unit of load (0: never, at most MAX_EFFORT_ECONOMY)
+    effort_economy: float = DEFAULT_EFFORT_ECONOMY   # rad: how far a tired joint (limbs; knees under the body) yields per unit of load (0: never, at most MAX_EFFORT_ECONOMY)
     contact_height: float = 0.02  # m (1.62 m body): sole corners this close to the floor carry load
     # "reference": the body's orientation follows the momentum-consistent reference and only
     # the COM is simulated (the moment the contacts cannot supply is recorded as residual);

@@ -1,7 +1,7 @@
 """Whole-take episodes for the residual's search: which takes, under which fatigue, and what a take
 shows (its tracking after time-warping, falls, kneels, rests, effort past what the muscles have).
 
-Why whole takes through the bake's own entry point (runtime.simulate.simulate_request): what the
+Why whole takes through the bake's own entry point (runtime.simulate.simulate): what the
 residual trades (pacing early against a rest later, lean against knee load) plays out over the whole
 take, and a take baked here is the take a user gets, upper body, kneels and breathing included.
 
@@ -22,7 +22,7 @@ from ..fatigue import direction
 from ..motion import clip as clips, metrics
 from ..motion.take import Take
 from ..request import SimulationRequest
-from ..simulate import simulate_request
+from ..simulate import Tuning, simulate
 from ..srb import residual
 from . import clip_cache
 
@@ -89,7 +89,7 @@ class Recording(residual.ResidualPolicy):
 
 
 def run(request: SimulationRequest, policy) -> Take:
-    return simulate_request(request, policy=policy)
+    return simulate(request, tuning=Tuning(policy=policy))
 
 
 @dataclass(frozen=True)

@@ -819,9 +819,8 @@ def test_a_take_that_falls_is_not_reported_finished(registered_addon, monkeypatc
     simulate = mod("runtime.simulate")
     real = simulate.simulate
 
-    def shoved(*args, **kwargs):       # the real simulation, with a shove no body withstands
-        kwargs["push"] = (0.3, 0.2, np.array([0.0, 4000.0, 0.0]))
-        return real(*args, **kwargs)
+    def shoved(request, progress=None, cancel=None, tuning=None):   # the real one, with a shove no body withstands
+        return real(request, progress, cancel, simulate.Tuning(push=(0.3, 0.2, np.array([0.0, 4000.0, 0.0]))))
 
     monkeypatch.setattr(simulate, "simulate", shoved)
     obj, _, _ = walk_rig(mesh=False)

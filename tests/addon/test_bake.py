@@ -617,6 +617,7 @@ def _modal_operator(obj, prefs=None):
         modal = op_cls.modal
         _modal = op_cls._modal
         _finish = op_cls._finish
+        _write = op_cls._write
 
         def report(self, kind, msg):
             reports.append((set(kind), msg))
@@ -634,14 +635,14 @@ def test_modal_path_progress_then_one_write(registered_addon, monkeypatch, backe
     # 3 s of walk and 10 ms polls: the bake must outlast several polls on a fast machine too
     obj, body, _ = walk_rig(seconds=3.0)
     tired(obj)
-    ops = sys.modules[f"{ADDON}.operators"]
-    monkeypatch.setattr(ops, "_prefs", lambda context: SimpleNamespace(backend=backend_kind))
+    ops = sys.modules[f"{ADDON}.operators.bake"]
+    monkeypatch.setattr(ops, "prefs", lambda context: SimpleNamespace(backend=backend_kind))
     op, ctx, wm, reports = _modal_operator(obj)
     # under the bpy module (bpy.app.background, read-only) invoke falls back to execute, so the
     # modal set-up that invoke does is repeated here and modal() is driven with timer events
     bake = mod("fatigue_addon.bake")
     op._job = bake.prepare(bpy.context, obj)
-    op._run = bake.make_run(op._job, ops._prefs(ctx), threaded=True)
+    op._run = bake.make_run(op._job, ops.prefs(ctx), threaded=True)
     op._run.start()
     op._t0 = time.perf_counter()
     timer = SimpleNamespace(type="TIMER")

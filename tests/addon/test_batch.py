@@ -76,7 +76,8 @@ OPERATOR_ERRORS = {
     "take over source": ({"take_name": "walk"}, "cannot replace its source action 'walk'"),
     "bad mode": ({"mode": "ragdoll"}, "unknown mode 'ragdoll': use srb or torque"),
     "bad foot placement": ({"foot_placement": "hop"}, "unknown foot placement 'hop': use policy or rule"),
-    "bad effort economy": ({"effort_economy": 9.0}, "effort economy 9.0: use 0 (hold every pose) to 5"),
+    "bad effort economy": ({"effort_economy": 9.0}, "effort_economy 9: give a number in [0, 5]"),
+    "bad mass": ({"mass": 5.0}, "mass 5: give a number in [10, 300]"),
     "bad engine": ({"engine": "havok"}, "unknown physics engine 'havok': use auto, pybullet or mujoco"),
 }
 
@@ -227,6 +228,7 @@ def test_frames_far_past_the_action_fail_the_take_in_the_operators_line(shots, t
     (["{a}", "--out", "{out}", "--mode", "ragdoll"], "invalid choice"),
     (["{a}", "--out", "{out}", "--engine", "havok"], "argument --engine: invalid choice: 'havok'"),
     (["{a}", "--out", "{out}", "--effort-economy", "-1"], "--effort-economy -1.0: give a number in [0, 5]"),
+    (["{a}", "--out", "{out}", "--mass", "500"], "--mass 500.0: give a number in [10, 300]"),
     (["{a}", "--out", "{out}", "--in-place"], "drop --out"),
     (["{a}", "--out", "{out}", "--colour"], "unrecognized arguments"),
 ])
@@ -292,6 +294,21 @@ def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(r
     worker = backend.run_sync(run)
     assert np.array_equal(inline.clip.joint_rots, worker.clip.joint_rots)
     assert "policy" in worker.notes["foot_placement"]
+
+
+def test_mass_bakes_a_heavier_character_and_the_file_keeps_its_setting(registered_addon):
+    """The operator's mass (./fatigue bake --mass) is the simulated body's for one bake: its legs
+    carry more, so the take differs from the file's own; the armature's Mass stays as it was."""
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    s = obj.fatigue_settings
+    own = s.mass
+    assert bpy.ops.fatigue.bake_take(armature=obj.name, preset="Exhausted", take_name="walk.own") == {"FINISHED"}
+    assert bpy.ops.fatigue.bake_take(armature=obj.name, preset="Exhausted", mass=own + 40.0,
+                                     take_name="walk.heavy") == {"FINISHED"}
+    assert json.loads(s.last_report)["mass"] == own + 40.0 and s.mass == own
+    keys = {name: np.array([k.co[1] for fc in fcurves(bpy.data.actions[name]) for k in fc.keyframe_points])
+            for name in ("walk.own", "walk.heavy")}
+    assert not np.array_equal(keys["walk.own"], keys["walk.heavy"])
 
 
 def test_effort_economy_reaches_the_simulation_in_both_backends_and_the_file_keeps_its_setting(registered_addon):

@@ -100,8 +100,8 @@ def _registered_classes(pkg):
     return (
         pkg.fatigue_addon.preferences.FatigueAddonPreferences,
         pkg.fatigue_addon.properties.FatigueSettings,
-        pkg.operators.FATIGUE_OT_check_rig,
-        pkg.panels.VIEW3D_PT_fatigue,
+        pkg.operators.rig_mapping.FATIGUE_OT_check_rig,
+        pkg.panels.bake.VIEW3D_PT_fatigue,
     )
 
 

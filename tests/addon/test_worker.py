@@ -60,7 +60,7 @@ def assert_same_take(a, b, label=""):
 def test_request_and_take_files_round_trip(tmp_path):
     from runtime import worker
     from runtime.request import SimulationRequest
-    from runtime.simulate import simulate
+    from runtime.simulate import simulate_clip
 
     clip = short_walk(0.5)
     sched = tired_schedule(40)
@@ -68,7 +68,7 @@ def test_request_and_take_files_round_trip(tmp_path):
     req = SimulationRequest.read(tmp_path / "req.npz")
     assert np.array_equal(req.clip.joint_rots, clip.joint_rots) and req.clip.fps == clip.fps
     assert np.array_equal(req.schedule.F, sched.F) and req.height == 1.7 and req.mass == 70.0
-    take = simulate(clip, sched, height=1.7, mass=70.0)
+    take = simulate_clip(clip, sched, height=1.7, mass=70.0)
     worker.write_take(tmp_path / "take.npz", take)
     back = worker.read_take(tmp_path / "take.npz")
     for k in ("MF", "RC", "MA"):
@@ -93,7 +93,7 @@ def test_request_and_take_files_round_trip(tmp_path):
 def test_worker_process_streams_progress_and_matches_in_process(tmp_path):
     from runtime import worker
     from runtime.request import SimulationRequest
-    from runtime.simulate import simulate
+    from runtime.simulate import simulate_clip
 
     clip, sched = short_walk(1.0), tired_schedule(100)
     SimulationRequest(clip, sched, height=1.7, mass=70.0).write(tmp_path / "req.npz")
@@ -106,7 +106,7 @@ def test_worker_process_streams_progress_and_matches_in_process(tmp_path):
     assert len(progress) > 20 and progress == sorted(progress) and progress[-1] <= 1.0
     assert lines[-1] == "@@done"
     take = worker.read_take(tmp_path / "t.npz")
-    ref = simulate(clip, sched, height=1.7, mass=70.0)
+    ref = simulate_clip(clip, sched, height=1.7, mass=70.0)
     assert_same_take(take, ref, "worker process vs simulate() here")
 
 

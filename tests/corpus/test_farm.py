@@ -258,7 +258,7 @@ def test_a_fresh_worker_installs_the_extension_zip_once_and_bakes_the_same_take(
 # missing when ./fatigue bake gains one: add it here with a value its checks accept).
 EVERY_OPTION = (["--armature", "Mixamo", "--action", "walk", "--frames", "1:16", "--preset", "Exhausted",
                  "--fitness", "0.3", "--time-scale", "20", "--mode", "srb", "--foot-placement", "rule",
-                 "--effort-economy", "0.5", "--no-breathing", "--no-kneeling", "--engine", "auto"],
+                 "--effort-economy", "0.5", "--mass", "80", "--no-breathing", "--no-kneeling", "--engine", "auto"],
                 ["--F", "0.02", "--R", "0.002", "--r", "15", "--time-scale", "1"],
                 ["--preset", "Tired", "--tiredness", "0.2,0.6"])
 

@@ -162,7 +162,7 @@ def test_a_simulated_fresh_walk_against_itself_changes_nothing():
 
     clip = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))
     source = realism.bench_source(clip, 3.0)
-    take = simulate.simulate(source, None, out_fps=30.0)
+    take = simulate.simulate_clip(source, None, out_fps=30.0)
     f = gait.features(take, source.duration)
     assert f.finished and not f.fell and f.stride_m is not None and f.cadence_spm is not None
     assert 0.5 < f.speed_mps < 2.0 and 0.6 < f.stride_m < 2.0 and 60 < f.cadence_spm < 160
@@ -218,9 +218,9 @@ def test_a_fall_says_what_gave_way():
     from runtime import simulate
 
     walk = C.load_deepmimic(C.deepmimic_clip_path("walk"))
-    fresh = simulate.simulate(walk, None, seconds=1.0, out_fps=30)
+    fresh = simulate.simulate_clip(walk, None, seconds=1.0, out_fps=30)
     assert gait.fall_cause(fresh) is None
-    shoved = simulate.simulate(walk, schedule.from_fitness(0.5, fps=30, time_scale=20), seconds=3.0, out_fps=30,
+    shoved = simulate.simulate_clip(walk, schedule.from_fitness(0.5, fps=30, time_scale=20), seconds=3.0, out_fps=30,
                                push=(1.0, 0.2, np.array([0.0, 4000.0, 0.0])))
     cause = gait.fall_cause(shoved)
     assert shoved.fell and cause is not None

@@ -47,8 +47,8 @@ def test_an_exhausted_dancer_s_head_droops_forward_without_flopping_or_whipping(
     preset = fatigue_params.preset("Exhausted")
     sched = schedule.from_fitness(preset.fitness, fps=30, time_scale=preset.time_scale,
                                   initial_fatigue=preset.initial_fatigue)
-    take = simulate.simulate(source, sched, seconds=10, out_fps=30)
-    fresh = simulate.simulate(source, None, seconds=10, out_fps=30)
+    take = simulate.simulate_clip(source, sched, seconds=10, out_fps=30)
+    fresh = simulate.simulate_clip(source, None, seconds=10, out_fps=30)
     neck = take.clip.joint_rots[:, [j.name for j in proxy.DEFAULT_JOINTS].index("neck")]
     whip = np.degrees(quat.angle_between(neck[1:], neck[:-1]))
     assert np.percentile(gait.head_chest_bend_series(take.clip), 95) < 50.0

@@ -73,7 +73,7 @@ def test_the_upper_body_carries_the_same_loads_on_both_engines():
     noise of its own (the chest's change per frame 9 vs 20 N*m) that averages out within a few frames."""
     clip = _clip("punch")
     tau = np.array(proxy.dof_tau_max()) * 5.0
-    takes = {e: simulate.simulate(clip, seconds=2.0, engine=e, tau_max=tau) for e in ("pybullet", "mujoco")}
+    takes = {e: simulate.simulate_clip(clip, seconds=2.0, engine=e, tau_max=tau) for e in ("pybullet", "mujoco")}
     fps = takes["pybullet"].fps
     a, b = (lowpass.smooth(takes[e].torque, fps, width=0.05) for e in ("pybullet", "mujoco"))
     table = proxy.dof_table()
@@ -91,19 +91,19 @@ def test_a_character_is_as_strong_on_either_engine(monkeypatch):
     dance_a's shoulders (whose motors share their moment among the axes differently on each
     engine) come out the same; where that engine is missing, the take's own measures it."""
     clip = _clip("dance_a")
-    first, second = (simulate.simulate(clip, seconds=1.0, engine=e) for e in ("pybullet", "mujoco"))
+    first, second = (simulate.simulate_clip(clip, seconds=1.0, engine=e) for e in ("pybullet", "mujoco"))
     assert np.allclose(first.tau_max, second.tau_max, rtol=1e-6)      # the kinematics differ in last digits
     assert (first.tau_max > np.array(proxy.dof_tau_max())).any()       # the motion raised some
     monkeypatch.setitem(engine._probed, "mujoco", False)
-    own = simulate.simulate(clip, seconds=1.0, engine="pybullet")
+    own = simulate.simulate_clip(clip, seconds=1.0, engine="pybullet")
     assert not np.allclose(own.tau_max, first.tau_max, rtol=0.05)      # PyBullet's shoulders differ
 
 
 def test_a_mujoco_take_is_the_same_bit_for_bit():
     clip = _clip("jump", 3.0)
     tired = schedule.from_fitness(0.25, fps=30.0, time_scale=40.0)
-    first = simulate.simulate(clip, tired, seconds=3.0, engine="mujoco")
-    second = simulate.simulate(clip, tired, seconds=3.0, engine="mujoco")
+    first = simulate.simulate_clip(clip, tired, seconds=3.0, engine="mujoco")
+    second = simulate.simulate_clip(clip, tired, seconds=3.0, engine="mujoco")
     assert first.engine == second.engine == "mujoco" and first.notes["engine"] == "MuJoCo"
     assert np.array_equal(first.clip.joint_rots, second.clip.joint_rots)
     assert np.array_equal(first.clip.root_pos, second.clip.root_pos)
@@ -126,12 +126,12 @@ def test_engine_choice_and_its_messages(monkeypatch):
     with pytest.raises(errors.EngineMissing, match="no physics engine imports"):
         engine.resolve("auto")
     with pytest.raises(errors.SimulationError, match="no physics engine imports"):
-        simulate.simulate(_clip("walk", 1.0))
+        simulate.simulate_clip(_clip("walk", 1.0))
 
 
 def test_torque_mode_says_it_needs_mujoco():
     with pytest.raises(errors.SimulationError, match="torque mode runs on MuJoCo"):
-        simulate.simulate(_clip("walk", 1.0), mode="torque", engine="pybullet")
+        simulate.simulate_clip(_clip("walk", 1.0), mode="torque", engine="pybullet")
 
 
 def test_without_pybullet_a_take_runs_on_mujoco():
@@ -147,7 +147,7 @@ def test_without_pybullet_a_take_runs_on_mujoco():
         from runtime import simulate
         from runtime.motion import clip
         c = clip.load_deepmimic(clip.deepmimic_clip_path("walk"))
-        take = simulate.simulate(c, seconds=2.0)
+        take = simulate.simulate_clip(c, seconds=2.0)
         assert "pybullet" not in sys.modules
         print(take.engine, take.frames, take.fell)
     """)

@@ -29,10 +29,10 @@ def arms_out_clip(seconds: float = 6.0) -> C.Clip:
 @pytest.mark.slow
 def test_tired_arms_sag_and_fresh_arms_hold():
     clip = arms_out_clip()
-    fresh = simulate.simulate(clip, None, out_fps=30)
+    fresh = simulate.simulate_clip(clip, None, out_fps=30)
     # Exhausted arms on average legs (per-DoF fitness, as a per-body-part keyframe gives it).
     fitness = np.array([0.1 if part == "arms" else 0.5 for part in proxy.dof_body_parts()])
-    tired = simulate.simulate(clip, schedule.from_fitness(fitness[None, :], fps=30, time_scale=60), out_fps=30)
+    tired = simulate.simulate_clip(clip, schedule.from_fitness(fitness[None, :], fps=30, time_scale=60), out_fps=30)
     assert not fresh.fell and not tired.fell
 
     def elevation(take):  # the final second
@@ -62,7 +62,7 @@ def test_an_exhausted_trunk_and_neck_hang_on_their_end_of_range(engine):
     weak = np.array([part in ("trunk", "neck") for part in parts])
     sched = schedule.from_fitness(np.where(weak, 0.0, 1.0)[None, :], fps=30, time_scale=40,
                                   initial_fatigue=np.where(weak, 0.95, 0.0))
-    take = simulate.simulate(clip, sched, out_fps=30, engine=engine)
+    take = simulate.simulate_clip(clip, sched, out_fps=30, engine=engine)
     names = [j.name for j in proxy.DEFAULT_JOINTS]
 
     def bend(joint):   # rotation from upright (the chest and neck of this clip stand nearly upright)
@@ -103,7 +103,7 @@ def test_end_of_range_yields_to_a_source_pose_beyond_it():
 @pytest.mark.slow
 def test_kinematic_upper_body_option_follows_the_reference():
     clip = arms_out_clip(1.0)
-    take = simulate.simulate(clip, schedule.from_fitness(0.1, fps=30, time_scale=60), out_fps=30,
+    take = simulate.simulate_clip(clip, schedule.from_fitness(0.1, fps=30, time_scale=60), out_fps=30,
                              simulate_limbs=False, breathing=False)      # (a breath would lift the arms)
     names = [j.name for j in proxy.DEFAULT_JOINTS]
     k = names.index("right_shoulder")
@@ -142,9 +142,9 @@ def test_tired_limbs_yield_to_what_they_hold_and_fresh_ones_do_not():
     clip = arms_out_clip(4.0)
     fitness = np.array([0.3 if part == "arms" else 0.8 for part in proxy.dof_body_parts()])
     sched = schedule.from_fitness(fitness[None, :], fps=30, time_scale=20)
-    economical = simulate.simulate(clip, sched, out_fps=30)
-    stubborn = simulate.simulate(clip, sched, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0))
-    fresh = simulate.simulate(clip, None, out_fps=30)
+    economical = simulate.simulate_clip(clip, sched, out_fps=30)
+    stubborn = simulate.simulate_clip(clip, sched, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0))
+    fresh = simulate.simulate_clip(clip, None, out_fps=30)
     assert not economical.fell
 
     def elevation(take):
@@ -156,7 +156,7 @@ def test_tired_limbs_yield_to_what_they_hold_and_fresh_ones_do_not():
     # It yields gradually as capacity goes, not at once; and a fresh arm does not yield at all.
     drop = elevation(stubborn) - elevation(economical)
     assert drop[:15].mean() < 1.0 < drop[-30:].mean()
-    assert np.array_equal(fresh.clip.joint_rots, simulate.simulate(
+    assert np.array_equal(fresh.clip.joint_rots, simulate.simulate_clip(
         clip, None, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0)).clip.joint_rots)
     # Holding lower costs less: the economical shoulders keep more capacity.
     arms = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "arms"]
@@ -167,7 +167,7 @@ def test_tired_limbs_yield_to_what_they_hold_and_fresh_ones_do_not():
 def tired_dance():
     """dance_a, 10 s, fitness 0.25 at 40x (the bench's tired condition)."""
     dance = C.load_deepmimic(C.deepmimic_clip_path("dance_a"))
-    return dance, simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0,
+    return dance, simulate.simulate_clip(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0,
                                     out_fps=30)
 
 
@@ -194,7 +194,7 @@ def test_fresh_limbs_are_where_the_source_is_at_the_same_moment():
     from runtime.engines import limbs
 
     dance = C.load_deepmimic(C.deepmimic_clip_path("dance_a"))
-    take = simulate.simulate(dance, None, seconds=3.0, out_fps=30)
+    take = simulate.simulate_clip(dance, None, seconds=3.0, out_fps=30)
     _, _, joints = dance.repeated(take.reference_time[-1] + 0.1).sample_many(take.reference_time)
     slots = [list(dance.joints).index(n) for n in limbs.LIMB_JOINTS]
     error = np.degrees(quat.angle_between(take.clip.joint_rots[:, slots], joints[:, slots]))
@@ -252,8 +252,8 @@ def test_a_fresh_take_follows_hinges_whose_quaternions_have_w_below_zero(engine)
     hinges = [i for i, j in enumerate(proxy.DEFAULT_JOINTS) if j.dofs == 1]
     flipped = replace(clip, joint_rots=-clip.joint_rots, root_rot=-clip.root_rot)
     assert np.all(flipped.joint_rots[:, hinges, 3] < 0.0)
-    positive = simulate.simulate(clip, None, out_fps=30, engine=engine)
-    negative = simulate.simulate(flipped, None, out_fps=30, engine=engine)
+    positive = simulate.simulate_clip(clip, None, out_fps=30, engine=engine)
+    negative = simulate.simulate_clip(flipped, None, out_fps=30, engine=engine)
 
     def elbows(c):
         return np.degrees(quat.hinge_angle(c.joint_rots[:, [names.index("right_elbow"), names.index("left_elbow")]]))
@@ -292,7 +292,7 @@ def test_fresh_shoulders_swing_with_the_source_not_behind_it(engine):
     the hinged elbows were on time."""
     pytest.importorskip(engine)
     clip = swinging_arms_clip()
-    take = simulate.simulate(clip, None, out_fps=30, engine=engine)
+    take = simulate.simulate_clip(clip, None, out_fps=30, engine=engine)
     names = [j.name for j in proxy.DEFAULT_JOINTS]
     i = names.index("right_shoulder")
 

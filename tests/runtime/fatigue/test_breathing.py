@@ -15,7 +15,7 @@ def _take(name: str, preset: str | None, seconds: float = 6.0, **kw):
     if preset is not None:
         p = fatigue_params.preset(preset)
         sched = schedule.from_fitness(p.fitness, fps=30, time_scale=p.time_scale, initial_fatigue=p.initial_fatigue)
-    return simulate.simulate(source, sched, seconds=seconds, out_fps=30, **kw)
+    return simulate.simulate_clip(source, sched, seconds=seconds, out_fps=30, **kw)
 
 
 def test_a_fresh_take_never_breathes():

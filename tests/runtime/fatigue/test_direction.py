@@ -7,7 +7,7 @@ from runtime.fatigue import direction, params as fatigue_params, schedule
 from runtime.fatigue.model import ENDURANCE_LIMIT, ThreeCompartmentModel
 from runtime.motion import clip as clips
 from runtime.request import SimulationRequest
-from runtime.simulate import simulate
+from runtime.simulate import simulate_clip
 
 pytestmark = pytest.mark.runtime
 
@@ -144,7 +144,7 @@ def test_a_directed_walk_reaches_its_tiredness_and_keeps_going(preset):
     1.6x its source."""
     walk = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))
     sched, keys = direction.preset_schedule(preset, 30.0, 10.0, frames=1000)
-    take = simulate(walk, sched, seconds=10.0, out_fps=30.0, tiredness=keys)
+    take = simulate_clip(walk, sched, seconds=10.0, out_fps=30.0, tiredness=keys)
     asked = fatigue_params.preset(preset).tiredness
     assert take.stats["tiredness_start"] == pytest.approx(asked[0], abs=1e-9)
     assert take.stats["tiredness_end"] == pytest.approx(asked[1], abs=0.1)

@@ -62,7 +62,7 @@ def test_support_shares_carry_the_weight_and_balance_it():
 def crawls():
     crawl = C.load_deepmimic(C.deepmimic_clip_path("crawl"))
     tired = schedule.from_fitness(0.25, fps=30, time_scale=40)
-    return {name: simulate.simulate(crawl, sched, seconds=6.0, out_fps=30)
+    return {name: simulate.simulate_clip(crawl, sched, seconds=6.0, out_fps=30)
             for name, sched in (("fresh", None), ("tired", tired))}
 
 
@@ -88,13 +88,13 @@ def test_a_tired_crawl_tires_the_arms_and_trunk_that_carry_it_and_slows(crawls):
 def test_floor_work_rests_only_in_a_pose_that_costs_little():
     """An exhausted get-up (lying, then pushing up) may rest lying down, never on all fours."""
     getup = C.load_deepmimic(C.deepmimic_clip_path("getup_facedown"))
-    take = simulate.simulate(getup, schedule.from_fitness(0.1, fps=30, time_scale=80), out_fps=30, hold=2.0)
+    take = simulate.simulate_clip(getup, schedule.from_fitness(0.1, fps=30, time_scale=80), out_fps=30, hold=2.0)
     rests = [e for e in take.events if e["kind"] == "rest"]
     assert rests, "an exhausted get-up should pause"
     for e in rests:
         f = min(e["frame"], take.frames - 1)
         assert (np.abs(take.torque[f]) / take.tau_max).max() < floor.RESTFUL_LOAD + 0.05
-    again = simulate.simulate(getup, schedule.from_fitness(0.1, fps=30, time_scale=80), out_fps=30, hold=2.0)
+    again = simulate.simulate_clip(getup, schedule.from_fitness(0.1, fps=30, time_scale=80), out_fps=30, hold=2.0)
     assert np.array_equal(take.fatigue["RC"], again.fatigue["RC"])      # deterministic
 
 
@@ -121,7 +121,7 @@ def test_a_seated_character_is_held_by_its_seat_not_its_legs():
         for name in ("walk", "punch", "kick", "dance_b", "spin"):     # standing motion stands on its feet
             other = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path(name)))
             assert not support.held_elsewhere(other, lowpass.derivative(other.com, other.fps)).any(), name
-    take = simulate.simulate(seated_typist(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
+    take = simulate.simulate_clip(seated_typist(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
     assert not take.fell and take.mode == "srb-reference-follow"
     assert "does not show" in take.notes["pelvis_and_legs"]
     assert take.notes["support"].startswith("an unseen seat")
@@ -162,12 +162,12 @@ def test_feet_on_an_unseen_box_are_what_carries_the_body():
             other = kin.analyse(C.load_deepmimic(C.deepmimic_clip_path(name)))      # real flights fall freely
             other_acc = lowpass.derivative(lowpass.derivative(other.com, other.fps), other.fps)
             assert not support.raised_feet(other, other_acc, support.hanging_hands(other, other_acc)).any(), name
-    take = simulate.simulate(walk_off_a_box(), None, out_fps=30)
+    take = simulate.simulate_clip(walk_off_a_box(), None, out_fps=30)
     # on the box the feet on it carry the body (pose as keyed); off it, the walk's balance is simulated
     assert not take.fell and take.mode == "srb" and 0.3 < take.stats["floor_work"] < 0.6
     assert "above the floor" in take.notes["pelvis_and_legs"] and take.stats["raised_feet"] > 0.3
     assert take.notes["support"].startswith("its feet (") and "an unseen step or box (" in take.notes["support"]
-    tired = simulate.simulate(walk_off_a_box(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
+    tired = simulate.simulate_clip(walk_off_a_box(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
     legs = np.array(proxy.dof_body_parts()) == "legs"
     assert not tired.fell and tired.fatigue["RC"][:, legs].min() < 0.95     # standing on the box costs the legs
 
@@ -196,7 +196,7 @@ def pull_ups(seconds: float = 6.0) -> C.Clip:
 def test_pull_ups_hang_from_the_hands_and_tire_the_arms():
     """Carried off the floor with the hands above the centre of mass, the body hangs: its arms
     and trunk carry it, not its legs (taken for feet on a box, the legs held the body up)."""
-    take = simulate.simulate(pull_ups(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
+    take = simulate.simulate_clip(pull_ups(), schedule.from_fitness(0.25, fps=30, time_scale=40), out_fps=30)
     assert not take.fell and take.mode == "srb-reference-follow" and take.stats["hanging"] > 0.3
     assert "hangs from its hands" in take.notes["pelvis_and_legs"]
     assert take.notes["support"].startswith("an unseen bar or ledge it hangs from")

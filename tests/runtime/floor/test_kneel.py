@@ -28,7 +28,7 @@ def draining(fps: float = 30.0):
 def exhausted_jumps():
     """8 s of walk on legs that give out (fitness 0 at 40x, 85 % fatigued: below exhausted_rc,
     where standing cannot hold even a rest): the last resort before a fall is a kneel."""
-    return simulate.simulate(load("walk").repeated(8.0),
+    return simulate.simulate_clip(load("walk").repeated(8.0),
                              schedule.from_fitness(0.0, fps=30, time_scale=40.0, initial_fatigue=0.85), out_fps=30)
 
 
@@ -89,14 +89,14 @@ def test_getting_down_and_up_is_smooth(exhausted_jumps):
 
 
 def test_fresh_bodies_never_kneel():
-    take = simulate.simulate(load("jump"), None, seconds=3.0, out_fps=30)
+    take = simulate.simulate_clip(load("jump"), None, seconds=3.0, out_fps=30)
     assert not any(e["kind"] == "kneel" for e in take.events)
 
 
 def test_kneeling_can_be_switched_off_and_the_switch_travels_to_the_worker(tmp_path):
     from runtime.request import SimulationRequest
 
-    take = simulate.simulate(load("jump").repeated(4.0), draining(), out_fps=30, kneeling=False)
+    take = simulate.simulate_clip(load("jump").repeated(4.0), draining(), out_fps=30, kneeling=False)
     assert not any(e["kind"] == "kneel" for e in take.events)
     request = SimulationRequest(clip=load("jump"), schedule=draining(), kneeling=False)
     request.write(tmp_path / "r.npz")

@@ -42,7 +42,7 @@ def test_a_cartwheel_balances_on_its_feet_and_keeps_its_hands_on_the_floor():
     """A cartwheel is hands on the floor, not an unseen step: there the pose is the keyed one;
     on its feet before and after, the SRB balances it; no pop where floor work begins."""
     cart = C.load_deepmimic(C.deepmimic_clip_path("cartwheel"))
-    take = simulate.simulate(cart, None, out_fps=30)
+    take = simulate.simulate_clip(cart, None, out_fps=30)
     assert not take.fell and take.mode == "srb"
     share = take.stats["floor_work"]
     assert 0.2 < share < 0.8

@@ -86,7 +86,7 @@ def test_hybrid_take_is_bit_identical_in_threads_and_after_heap_churn():
     or after other allocations, differed in the last bits in up to 30 of 30 runs."""
     clip = clips.load_deepmimic(clips.deepmimic_clip_path("walk")).repeated(1.0)
     sched = schedule.from_fitness(0.25, fps=30, time_scale=40)
-    run = lambda: simulate.simulate(clip, sched, seconds=0.6, out_fps=30, simulate_limbs=True)  # noqa: E731
+    run = lambda: simulate.simulate_clip(clip, sched, seconds=0.6, out_fps=30, simulate_limbs=True)  # noqa: E731
     first = run()
     keep = []
     shuffle = random.Random(7)

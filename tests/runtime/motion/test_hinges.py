@@ -95,7 +95,7 @@ def test_a_fresh_take_puts_twisted_forearms_and_shins_hands_and_feet_where_the_s
     """Before: the simulation kept the hinge part alone, and the hands ended 0.2 m off."""
     pytest.importorskip(engine)
     clip = twisted_guard()
-    take = simulate.simulate(clip, None, out_fps=30, engine=engine)
+    take = simulate.simulate_clip(clip, None, out_fps=30, engine=engine)
     err = pose_error.end_effector_error(take, clip, HEIGHT, fresh=True)
     assert err.worst_m < 0.05, err
 
@@ -104,8 +104,8 @@ def test_the_same_motion_through_two_bone_rolls_simulates_the_same_take():
     """The twist of an upper arm or thigh read into the elbow or knee below it (a rig whose limb
     bones roll otherwise) is the same motion: the same hands and feet, within 1 mm."""
     pytest.importorskip("pybullet")
-    one = simulate.simulate(twisted_guard(), None, out_fps=30, engine="pybullet")
-    other = simulate.simulate(twisted_guard(roll=0.7), None, out_fps=30, engine="pybullet")
+    one = simulate.simulate_clip(twisted_guard(), None, out_fps=30, engine="pybullet")
+    other = simulate.simulate_clip(twisted_guard(roll=0.7), None, out_fps=30, engine="pybullet")
     a = pose_error.joint_positions(one.clip.root_rot, one.clip.joint_rots, NAMES, HEIGHT)
     b = pose_error.joint_positions(other.clip.root_rot, other.clip.joint_rots, NAMES, HEIGHT)
     assert np.abs(a - b).max() < 1e-3

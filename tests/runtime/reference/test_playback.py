@@ -8,7 +8,7 @@ import pytest
 from runtime.motion import clip as C
 from runtime.engines import chooser
 from runtime.reference import playback
-from runtime.simulate import simulate
+from runtime.simulate import simulate_clip
 
 
 def _parabola_flights(k: float, fps: float = 24.0):
@@ -64,7 +64,7 @@ def test_real_speed_jumps_play_as_keyed_and_slowed_ones_are_found():
 @pytest.mark.slow
 def test_a_slow_motion_clip_is_simulated_at_real_speed_and_baked_back_at_its_own():
     slow = _jumps(4.0)
-    take = simulate(slow, seconds=None)
+    take = simulate_clip(slow, seconds=None)
     k = take.stats["playback_slowdown"]
     assert k == pytest.approx(4.0, rel=0.15)
     assert "slower than it was performed" in take.notes["playback"] and "jump_x4" in take.notes["playback"]
@@ -73,5 +73,5 @@ def test_a_slow_motion_clip_is_simulated_at_real_speed_and_baked_back_at_its_own
     assert not take.fell
     # The flights are simulated (at real speed they can be), not kept as keyed in slow motion.
     assert take.stats["floor_work"] == 0.0
-    as_keyed = simulate(slow, real_speed=False)
+    as_keyed = simulate_clip(slow, real_speed=False)
     assert "playback" not in as_keyed.notes and as_keyed.stats["floor_work"] > 0.0

@@ -33,7 +33,7 @@ def test_the_hinge_tips_the_pelvis_forward_about_the_centre_of_mass():
 def test_an_exhausted_body_rests_bent_forward_and_straightens_to_go_on():
     source = clips.load_deepmimic(clips.deepmimic_clip_path("kick"))
     p = fatigue_params.preset("Exhausted")
-    take = simulate.simulate(source, schedule.from_fitness(p.fitness, fps=30, time_scale=p.time_scale,
+    take = simulate.simulate_clip(source, schedule.from_fitness(p.fitness, fps=30, time_scale=p.time_scale,
                                                            initial_fatigue=p.initial_fatigue), out_fps=30)
     rests = [(a["frame"], b["frame"]) for a, b in zip(take.events, take.events[1:])
              if a["kind"] == "rest" and b["kind"] == "resume"]

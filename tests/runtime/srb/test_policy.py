@@ -67,8 +67,8 @@ def test_actions_are_in_the_heading_frame(walk_sim):
 def test_a_policy_that_outputs_zero_is_the_rule_bit_for_bit():
     walk = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))
     sched = schedule.from_fitness(0.3, fps=30, time_scale=30)
-    plain = simulate.simulate(walk, sched, seconds=1.5, out_fps=30, simulate_limbs=False)
-    zero = simulate.simulate(walk, sched, seconds=1.5, out_fps=30, simulate_limbs=False, policy=_zero_policy())
+    plain = simulate.simulate_clip(walk, sched, seconds=1.5, out_fps=30, simulate_limbs=False)
+    zero = simulate.simulate_clip(walk, sched, seconds=1.5, out_fps=30, simulate_limbs=False, policy=_zero_policy())
     assert np.array_equal(plain.clip.joint_rots, zero.clip.joint_rots)
     assert np.array_equal(plain.com, zero.com)
     assert "zero" in zero.notes["foot_placement"] and "rule" in plain.notes["foot_placement"]
@@ -150,14 +150,14 @@ def test_a_gated_policy_leaves_a_fresh_body_to_the_rule_and_paces_a_tired_one():
     mlp = pol.Mlp([np.zeros((sizes[0], sizes[1]))], [bias], np.zeros(sizes[0]), np.ones(sizes[0]))
     card = {"name": "gated", "observation": {"kind": "window", "size": sizes[0]}, "gate": {"fatigue_rc": [0.9, 0.6]}}
     walk = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))
-    plain = simulate.simulate(walk, None, seconds=1.5, out_fps=30, simulate_limbs=False)
+    plain = simulate.simulate_clip(walk, None, seconds=1.5, out_fps=30, simulate_limbs=False)
     _Counting.looked = 0
-    gated = simulate.simulate(walk, None, seconds=1.5, out_fps=30, simulate_limbs=False, policy=_Counting(mlp, card))
+    gated = simulate.simulate_clip(walk, None, seconds=1.5, out_fps=30, simulate_limbs=False, policy=_Counting(mlp, card))
     assert np.array_equal(plain.clip.joint_rots, gated.clip.joint_rots) and np.array_equal(plain.com, gated.com)
     assert _Counting.looked == 0
     tired = schedule.from_fitness(0.0, fps=30, time_scale=40, initial_fatigue=0.5)
-    rule = simulate.simulate(walk, tired, seconds=3.0, out_fps=30, simulate_limbs=False)
-    paced = simulate.simulate(walk, tired, seconds=3.0, out_fps=30, simulate_limbs=False, policy=_Counting(mlp, card))
+    rule = simulate.simulate_clip(walk, tired, seconds=3.0, out_fps=30, simulate_limbs=False)
+    paced = simulate.simulate_clip(walk, tired, seconds=3.0, out_fps=30, simulate_limbs=False, policy=_Counting(mlp, card))
     assert _Counting.looked > 0
     assert paced.clip.frames > rule.clip.frames          # the same source, played slower
 
@@ -169,9 +169,9 @@ def test_a_policy_changes_the_take_deterministically():
     p.mlp.weights[-1][:] = 0.3 * rng.standard_normal(p.mlp.weights[-1].shape)
     p.mlp.biases[0][:] = rng.standard_normal(p.mlp.biases[0].shape)
     jump = clips.load_deepmimic(clips.deepmimic_clip_path("jump"))
-    a = simulate.simulate(jump, None, seconds=1.5, out_fps=30, simulate_limbs=False, policy=p)
-    b = simulate.simulate(jump, None, seconds=1.5, out_fps=30, simulate_limbs=False, policy=p)
-    plain = simulate.simulate(jump, None, seconds=1.5, out_fps=30, simulate_limbs=False)
+    a = simulate.simulate_clip(jump, None, seconds=1.5, out_fps=30, simulate_limbs=False, policy=p)
+    b = simulate.simulate_clip(jump, None, seconds=1.5, out_fps=30, simulate_limbs=False, policy=p)
+    plain = simulate.simulate_clip(jump, None, seconds=1.5, out_fps=30, simulate_limbs=False)
     assert np.array_equal(a.com, b.com)
     assert not np.array_equal(a.com, plain.com)
 
@@ -235,7 +235,7 @@ def test_bake_time_code_runs_without_torch():
             "from runtime import simulate\nfrom runtime.motion import clip\nfrom runtime.srb import policy\n"
             "p = policy.default_policy()\n"
             "c = clip.load_deepmimic(clip.deepmimic_clip_path('walk'))\n"
-            "t = simulate.simulate(c, None, seconds=0.5, simulate_limbs=False, policy=p)\n"
+            "t = simulate.simulate_clip(c, None, seconds=0.5, simulate_limbs=False, policy=p)\n"
             "print('ok', t.frames, p is not None)\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -9,7 +9,7 @@ from runtime.errors import PolicyError
 from runtime.fatigue import direction
 from runtime.motion import clip as clips
 from runtime.request import SimulationRequest
-from runtime.simulate import simulate_request
+from runtime.simulate import Tuning, simulate
 from runtime.srb import residual
 
 
@@ -33,7 +33,7 @@ def _same(a, b) -> bool:
 @pytest.fixture(scope="module", params=[("walk", "Exhausted", 5.0), ("jump", "Untrained", 0.0)], ids=["walk", "jump"])
 def tired(request):
     req = _request(*request.param)
-    return req, simulate_request(req)
+    return req, simulate(req)
 
 
 class _Counting(residual.ResidualPolicy):
@@ -49,7 +49,7 @@ class _Counting(residual.ResidualPolicy):
 def test_zero_residual_is_the_rule_bit_for_bit(tired):
     req, rule = tired
     zero = _Counting(residual.Linear.zero())
-    assert _same(rule, simulate_request(req, policy=zero))
+    assert _same(rule, simulate(req, tuning=Tuning(policy=zero)))
     assert zero.acted > 30          # its gate opened: the zero corrections were applied, not skipped
 
 
@@ -61,7 +61,7 @@ def test_a_tempo_correction_changes_the_tired_take(tired):
     # A bias through the always-on "tempo" input: keep less of the rule's tempo, lean further.
     linear.weights[0, residual.OBSERVATION.index("tempo")] = -1.0
     linear.weights[1, residual.OBSERVATION.index("tempo")] = 1.0
-    slower = simulate_request(req, policy=residual.ResidualPolicy(linear))
+    slower = simulate(req, tuning=Tuning(policy=residual.ResidualPolicy(linear)))
     assert not _same(rule, slower)
 
 
@@ -74,7 +74,7 @@ def test_observation_is_finite_and_documented():
             seen.append(obs)
             return super().act(obs)
 
-    simulate_request(req, policy=Watch(residual.Linear.zero(), gate=None))
+    simulate(req, tuning=Tuning(policy=Watch(residual.Linear.zero(), gate=None)))
     assert seen and all(o.shape == (len(residual.OBSERVATION),) and np.isfinite(o).all() for o in seen)
 
 

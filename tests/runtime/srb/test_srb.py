@@ -31,7 +31,7 @@ def stalled_walk():
     """A walker whose legs truly cannot go on (fitness 0 at 90x, starting 65 % fatigued: it rests
     where a tired walker at the Exhausted preset, or starting 58 % fatigued, keeps walking on
     shorter steps), 8 s of walk."""
-    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.65),
+    return simulate.simulate_clip(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.65),
                              seconds=8.0, out_fps=30)
 
 
@@ -39,7 +39,7 @@ def stalled_walk():
 def standing_stalled_walk():
     """A walker like stalled_walk, more tired still (75 % fatigued: standing recovers, so at 65 %
     it rested once), every rest taken standing (kneeling off: runtime.floor.kneel)."""
-    return simulate.simulate(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.75),
+    return simulate.simulate_clip(load("walk"), schedule.from_fitness(0.0, fps=30, time_scale=90, initial_fatigue=0.75),
                              seconds=8.0, out_fps=30, kneeling=False)
 
 
@@ -113,8 +113,8 @@ def test_leg_ik_reaches_the_target_on_the_real_proxy(kin, body):
 @pytest.mark.slow
 def test_fresh_walk_tracks_the_reference_and_is_deterministic():
     walk = load("walk")
-    a = simulate.simulate(walk, None, seconds=3.0, out_fps=30)
-    b = simulate.simulate(walk, None, seconds=3.0, out_fps=30)
+    a = simulate.simulate_clip(walk, None, seconds=3.0, out_fps=30)
+    b = simulate.simulate_clip(walk, None, seconds=3.0, out_fps=30)
     assert not a.fell
     assert a.mode == "srb"
     reference = walk.repeated(a.reference_time[-1])
@@ -128,8 +128,8 @@ def test_fresh_walk_tracks_the_reference_and_is_deterministic():
 @pytest.mark.slow
 def test_tired_jumps_are_lower_and_torques_stay_within_the_fatigued_bounds():
     jump = load("jump")
-    tired = simulate.simulate(jump, schedule.from_fitness(0.25, fps=30, time_scale=80), seconds=8.0, out_fps=30)
-    fresh = simulate.simulate(jump, None, seconds=8.0, out_fps=30)
+    tired = simulate.simulate_clip(jump, schedule.from_fitness(0.25, fps=30, time_scale=80), seconds=8.0, out_fps=30)
+    fresh = simulate.simulate_clip(jump, None, seconds=8.0, out_fps=30)
     assert not tired.fell and not fresh.fell
     fresh_apex = metrics.flight_apexes(fresh, 0.0)
     tired_apex = metrics.flight_apexes(tired, 0.0)
@@ -150,7 +150,7 @@ def test_tired_jumps_are_lower_and_torques_stay_within_the_fatigued_bounds():
 @pytest.mark.slow
 def test_floor_work_follows_the_reference_and_says_so():
     crawl = load("crawl")
-    take = simulate.simulate(crawl, None, seconds=1.0, out_fps=30)
+    take = simulate.simulate_clip(crawl, None, seconds=1.0, out_fps=30)
     assert take.mode == "srb-reference-follow"
     assert "reference followed" in take.notes["pelvis_and_legs"]
     assert not take.fell
@@ -160,7 +160,7 @@ def test_floor_work_follows_the_reference_and_says_so():
 def test_progress_and_cancel():
     walk = load("walk")
     seen = []
-    simulate.simulate(walk, None, seconds=1.0, progress=seen.append)
+    simulate.simulate_clip(walk, None, seconds=1.0, progress=seen.append)
     assert seen and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
     import pybullet
 
@@ -171,7 +171,7 @@ def test_progress_and_cancel():
     for mode in ("srb", "torque"):
         calls = []
         with pytest.raises(errors.SimulationCancelled, match="nothing was written"):
-            simulate.simulate(walk, None, seconds=2.0, mode=mode, cancel=lambda: calls.append(1) or len(calls) > 10)
+            simulate.simulate_clip(walk, None, seconds=2.0, mode=mode, cancel=lambda: calls.append(1) or len(calls) > 10)
     # ...and a cancelled bake leaves no PyBullet client open (an interactive session cancels often)
     assert open_clients() == before
 
@@ -180,7 +180,7 @@ def test_progress_and_cancel():
 def test_a_take_that_would_outgrow_its_limit_stops_and_says_what_it_did_not_play(monkeypatch):
     monkeypatch.setattr(simulate, "MAX_STRETCH", 0.7)    # (plus a second) a 10 s walk needs 10 s at least
     walk = load("walk")
-    take = simulate.simulate(walk, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0, out_fps=30)
+    take = simulate.simulate_clip(walk, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0, out_fps=30)
     stopped = [e for e in take.events if e["kind"] == "stopped"]
     assert stopped and "were not played" in stopped[0]["reason"]
     assert take.reference_time[-1] < 10.0 - 0.5 and not take.fell
@@ -196,7 +196,7 @@ def test_a_take_that_would_outgrow_its_limit_stops_and_says_what_it_did_not_play
 ])
 def test_bad_simulation_input_names_the_fix(kwargs, match):
     with pytest.raises(errors.SimulationError, match=match):
-        simulate.simulate(load("walk"), None, seconds=0.5, **kwargs)
+        simulate.simulate_clip(load("walk"), None, seconds=0.5, **kwargs)
 
 
 def test_a_clip_with_a_cut_is_refused_naming_its_frames():
@@ -204,7 +204,7 @@ def test_a_clip_with_a_cut_is_refused_naming_its_frames():
     pos = walk.root_pos.copy()
     pos[10:, 0] -= 3.0                  # snapped back 3 m: two takes spliced
     with pytest.raises(errors.SimulationError, match=r"root jumps 2\.9\d m between frames 9 and 10: a cut, teleport or stepped key"):
-        simulate.simulate(replace(walk, root_pos=pos), None, seconds=0.5)
+        simulate.simulate_clip(replace(walk, root_pos=pos), None, seconds=0.5)
 
 
 @pytest.mark.slow
@@ -215,7 +215,7 @@ def test_an_exhausted_walker_slows_and_keeps_going():
     legs, though tired, can carry a walk."""
     walk = load("walk")
     sched, keys = direction.preset_schedule("Exhausted", 30.0, 10.0)
-    take = simulate.simulate(walk, sched, seconds=10.0, out_fps=30, tiredness=keys)
+    take = simulate.simulate_clip(walk, sched, seconds=10.0, out_fps=30, tiredness=keys)
     assert not take.fell
     kinds = [e["kind"] for e in take.events]
     assert "rest" not in kinds and "stopped" not in kinds
@@ -244,7 +244,7 @@ def test_standing_still_a_tired_body_keeps_the_clock(kin, body):
     never finished.  It rests when it must (standing easy), and the still source plays on."""
     walk, idle = load("walk"), idle_clip(12.0)
     assert srb_reference.build_reference(idle, kin.analyse(idle), body).still.all()
-    take = simulate.simulate(idle, schedule.from_fitness(0.25, fps=30, time_scale=60), out_fps=30)
+    take = simulate.simulate_clip(idle, schedule.from_fitness(0.25, fps=30, time_scale=60), out_fps=30)
     kinds = [e["kind"] for e in take.events]
     assert "rest" in kinds and "stopped" not in kinds and not take.fell
     assert take.duration_stretch() < 1.05
@@ -258,7 +258,7 @@ def test_an_exhausted_idle_stands_over_its_ankles_instead_of_collapsing():
     exhausted one sustains: a 60 s idle at the Exhausted preset drained its ankles and collapsed
     at 46 s (at 15 s when its rests also stopped the clock).  Resting, it now stands nearer its
     ankles, as far ahead as they can still easily hold."""
-    take = simulate.simulate(idle_clip(60.0), schedule.from_preset("Exhausted", fps=30), out_fps=30)
+    take = simulate.simulate_clip(idle_clip(60.0), schedule.from_preset("Exhausted", fps=30), out_fps=30)
     kinds = [e["kind"] for e in take.events]
     assert not take.fell and "rest" in kinds and "stopped" not in kinds
     legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
@@ -270,7 +270,7 @@ def test_a_tired_dancer_with_no_restful_moment_rests_where_it_can_before_a_knee_
     """dance_b never stands upright over both feet: at fitness 0 (20x) its legs sank below the rest
     threshold and it danced on, waiting for a restful moment, until a standing knee gave way
     (21.6 s).  After REST_WAIT it rests at the next moment both feet are down."""
-    take = simulate.simulate(load("dance_b"), schedule.from_fitness(0.0, fps=30, time_scale=20), seconds=20.0,
+    take = simulate.simulate_clip(load("dance_b"), schedule.from_fitness(0.0, fps=30, time_scale=20), seconds=20.0,
                              out_fps=30)
     assert not take.fell
     assert any(e["kind"] == "rest" for e in take.events)
@@ -291,9 +291,9 @@ def test_a_rest_that_stops_paying_ends_and_says_so(stalled_walk):
 @pytest.mark.slow
 def test_a_huge_push_topples_the_body_and_a_small_one_does_not():
     walk = load("walk")
-    small = simulate.simulate(walk, None, seconds=3.0, push=(1.5, 0.2, np.array([0.0, 200.0, 0.0])),
+    small = simulate.simulate_clip(walk, None, seconds=3.0, push=(1.5, 0.2, np.array([0.0, 200.0, 0.0])),
                               simulate_limbs=False)
-    huge = simulate.simulate(walk, None, seconds=3.0, push=(1.5, 0.2, np.array([0.0, 4000.0, 0.0])),
+    huge = simulate.simulate_clip(walk, None, seconds=3.0, push=(1.5, 0.2, np.array([0.0, 4000.0, 0.0])),
                              simulate_limbs=False)
     assert not small.fell
     assert huge.fell and 1.5 < next(e["time"] for e in huge.events if e["kind"] == "fall") < 3.0
@@ -363,7 +363,7 @@ def test_a_slowed_body_on_one_foot_gives_way_to_gravity_only_when_it_falls_ahead
 def test_a_tired_dancer_stays_up_and_slows_down():
     # dance_a falls onto its next steps; played in slow motion on one foot it collapsed (6.9 s)
     dance = load("dance_a")
-    take = simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0,
+    take = simulate.simulate_clip(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0,
                              out_fps=30)
     assert not take.fell
     # Slower than the source: 0.93 measured (0.81-0.88 while the chest, neck and shoulders ran
@@ -376,7 +376,7 @@ def test_a_tired_dancer_stays_up_and_slows_down():
 def test_after_the_source_ends_a_tired_character_rests_instead_of_collapsing():
     # kick ends standing; a tired kicker held that pose until the legs gave way (fell at 10 s)
     kick = load("kick")
-    take = simulate.simulate(kick, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=kick.duration,
+    take = simulate.simulate_clip(kick, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=kick.duration,
                              hold=9.0, out_fps=30)
     assert not take.fell
     end = int(np.argmax(take.reference_time >= take.reference_time[-1] - 1e-9))
@@ -391,11 +391,11 @@ def test_film_and_capture_frame_rates_bake_without_falling(name, fps):
     """Real motion comes at 24 fps (film) to 120 fps (capture); contact timing, smoothing windows
     and the Newton check work in seconds, not frames."""
     clip = load(name).resampled(fps)
-    fresh = simulate.simulate(clip, None, seconds=4.0, out_fps=30)
+    fresh = simulate.simulate_clip(clip, None, seconds=4.0, out_fps=30)
     reference = clip.repeated(max(fresh.reference_time[-1], clip.duration)) if clip.loop else clip
     assert not fresh.fell
     assert metrics.root_error_m(fresh, reference) < 0.1
-    tired = simulate.simulate(clip, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=4.0, out_fps=30)
+    tired = simulate.simulate_clip(clip, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=4.0, out_fps=30)
     assert not tired.fell
 
 
@@ -406,7 +406,7 @@ def test_a_small_character_walks_on_its_own_scale():
     walk = load("walk")
     scale = 0.5 / proxy.DEFAULT_HEIGHT
     small = C.Clip("small", walk.fps, walk.root_pos * scale, walk.root_rot, walk.joint_rots, loop=True)
-    take = simulate.simulate(small, None, height=0.5, mass=10.0, seconds=4.0, out_fps=30)
+    take = simulate.simulate_clip(small, None, height=0.5, mass=10.0, seconds=4.0, out_fps=30)
     assert not take.fell
     assert metrics.root_error_m(take, small.repeated(4.0)) < 0.02 * 0.5     # 2 % of its height
 
@@ -425,13 +425,13 @@ def test_a_take_has_one_evenly_timed_frame_per_scene_frame(fps, monkeypatch):
         init(self, ref, body, fatigue, settings, *args, **kwargs)
 
     monkeypatch.setattr(srb.SrbSimulator, "__init__", spy)
-    take = simulate.simulate(clip, None, seconds=1.0)
+    take = simulate.simulate_clip(clip, None, seconds=1.0)
     assert take.fps == fps and take.frames == math.ceil(fps - 1e-9) + 1
     assert np.allclose(np.diff(take.reference_time[:-1]), 1.0 / fps, rtol=1e-6)
     # ...the last frame too, also where the source runs out between two frames (it was recorded
     # then, up to a frame early)
     # (a tired tempo ends it anywhere: 24 fps had its last frame 0.67 frames after the one before)
-    take = simulate.simulate(clip, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=4.0)
+    take = simulate.simulate_clip(clip, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=4.0)
     assert take.stats["seconds_simulated"] * fps == pytest.approx(take.frames - 1, abs=1e-6)
     # the fewest whole steps per frame that give about 60 Hz: NTSC's 29.97 fps runs at 59.94 Hz
     steps = rates[-1] / fps
@@ -474,7 +474,7 @@ def test_an_early_landing_does_not_snap_the_pelvis_round():
     """spin lands early from a turning hop: the pelvis snapped onto the source's landing
     orientation (11.2 rad/s for a frame, the source never exceeds 6.3); it now keeps turning."""
     spin = load("spin")
-    take = simulate.simulate(spin, None, out_fps=30)
+    take = simulate.simulate_clip(spin, None, out_fps=30)
     assert (np.diff(take.reference_time) * 30 > 1.3).any()       # it does land early
     turning = np.linalg.norm(C.angular_velocity(take.clip.root_rot, 30.0, world=True), axis=1)
     source = np.linalg.norm(C.angular_velocity(spin.root_rot, spin.fps, world=True), axis=1)
@@ -488,7 +488,7 @@ def test_a_fresh_take_that_lands_early_is_as_long_as_its_source():
     clock now plays slower on the ground until it is back on time: as long as the source, each
     moment of it at its own frame again by the end."""
     spin = load("spin")
-    take = simulate.simulate(spin, None, out_fps=30, simulate_limbs=False)
+    take = simulate.simulate_clip(spin, None, out_fps=30, simulate_limbs=False)
     on_time = take.reference_time[0] + np.arange(take.frames) / 30.0
     ahead = take.reference_time - on_time
     assert ahead.max() > 0.1                                         # it does land early
@@ -504,7 +504,7 @@ def test_a_shorter_flight_lands_in_the_landing_pose_without_a_leg_snap():
     in mid-air pose at touchdown and snapped (60 deg in a frame on spin, the source's largest per-
     frame leg turn is 26 deg).  The flight now plays faster, so the landing pose arrives in time."""
     spin = load("spin")
-    take = simulate.simulate(spin, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=6.0, out_fps=30)
+    take = simulate.simulate_clip(spin, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=6.0, out_fps=30)
     names = [j.name for j in proxy.DEFAULT_JOINTS]
     legs = [names.index(f"{side}_{part}") for side in ("right", "left") for part in ("hip", "knee", "ankle")]
     turn = np.degrees(quat.angle_between(take.clip.joint_rots[1:, legs], take.clip.joint_rots[:-1, legs]))
@@ -519,8 +519,8 @@ def test_a_tired_jumper_lands_short_and_goes_on_from_there_over_its_feet(kin):
     """A lower jump is shorter; chasing the source's landing spot dragged the body ahead of its
     planted feet (legs stretched back like a plank).  The motion goes on from where it landed."""
     jump = load("jump")
-    fresh = simulate.simulate(jump, None, seconds=10.0, out_fps=30)
-    tired = simulate.simulate(jump, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0, out_fps=30)
+    fresh = simulate.simulate_clip(jump, None, seconds=10.0, out_fps=30)
+    tired = simulate.simulate_clip(jump, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=10.0, out_fps=30)
     assert not tired.fell
 
     def pelvis_off_feet(take):   # 95th percentile, both feet down, horizontal metres
@@ -550,8 +550,8 @@ def test_tired_knees_bend_under_the_body_gradually_and_the_deeper_stance_costs_t
     jump = C.load_deepmimic(C.deepmimic_clip_path("jump"))
     fitness = np.array([0.15 if part == "legs" else 0.8 for part in proxy.dof_body_parts()])
     sched = schedule.from_fitness(fitness[None, :], fps=30, time_scale=40)
-    economical = simulate.simulate(jump, sched, seconds=6.0, out_fps=30)
-    stubborn = simulate.simulate(jump, sched, seconds=6.0, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0))
+    economical = simulate.simulate_clip(jump, sched, seconds=6.0, out_fps=30)
+    stubborn = simulate.simulate_clip(jump, sched, seconds=6.0, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0))
     assert not economical.fell and not stubborn.fell
     gain = metrics.knee_flexion_gain_deg(economical, stubborn)
     assert gain > 2.0
@@ -566,8 +566,8 @@ def test_tired_knees_bend_under_the_body_gradually_and_the_deeper_stance_costs_t
     knees = [offsets[names.index(n)] for n in ("right_knee", "left_knee")]
     assert economical.fatigue["RC"][:, knees].min() < 0.6     # they tire
     # Fresh knees never yield.
-    fresh = simulate.simulate(jump, None, seconds=2.0, out_fps=30)
-    assert np.array_equal(fresh.clip.root_pos, simulate.simulate(
+    fresh = simulate.simulate_clip(jump, None, seconds=2.0, out_fps=30)
+    assert np.array_equal(fresh.clip.root_pos, simulate.simulate_clip(
         jump, None, seconds=2.0, out_fps=30, settings=srb.SrbSettings(effort_economy=0.0)).clip.root_pos)
 
 
@@ -578,9 +578,9 @@ def test_a_tired_run_shortens_its_strides_where_its_cadence_cannot_slow():
     shorter strides at nearly the source's cadence, and covers less ground."""
     run = C.load_deepmimic(C.deepmimic_clip_path("run"))
     fitness = np.array([0.1 if part == "legs" else 0.8 for part in proxy.dof_body_parts()])
-    tired = simulate.simulate(run, schedule.from_fitness(fitness[None, :], fps=30, time_scale=40),
+    tired = simulate.simulate_clip(run, schedule.from_fitness(fitness[None, :], fps=30, time_scale=40),
                               seconds=8.0, out_fps=30)
-    fresh = simulate.simulate(run, None, seconds=8.0, out_fps=30)
+    fresh = simulate.simulate_clip(run, None, seconds=8.0, out_fps=30)
     assert not tired.fell
     assert metrics.speed_ratio(fresh) > 0.98
     assert metrics.speed_ratio(tired) < 0.95
@@ -632,8 +632,8 @@ def test_tired_knees_read_either_quaternion_sign_of_the_source():
         joints[:, names.index(n)] *= -1.0
     fitness = np.array([0.15 if part == "legs" else 0.8 for part in proxy.dof_body_parts()])
     sched = schedule.from_fitness(fitness[None, :], fps=30, time_scale=40)
-    a = simulate.simulate(jump, sched, seconds=4.0, out_fps=30)
-    b = simulate.simulate(replace(jump, joint_rots=joints), sched, seconds=4.0, out_fps=30)
+    a = simulate.simulate_clip(jump, sched, seconds=4.0, out_fps=30)
+    b = simulate.simulate_clip(replace(jump, joint_rots=joints), sched, seconds=4.0, out_fps=30)
     assert a.frames == b.frames
     assert np.abs(a.com - b.com).max() < 1e-9
 
@@ -650,7 +650,7 @@ def test_a_jittery_high_rate_capture_walks_on_its_path():
     jitter = quat.from_rotvec(rng.normal(0.0, math.radians(1.0), walk.joint_rots.shape[:-1] + (3,)))
     noisy = replace(walk, loop=False, joint_rots=quat.multiply(walk.joint_rots, jitter),
                     root_pos=walk.root_pos + rng.normal(0.0, 0.003, walk.root_pos.shape))
-    take = simulate.simulate(noisy, None, out_fps=30)
+    take = simulate.simulate_clip(noisy, None, out_fps=30)
     assert not take.fell
     assert metrics.root_error_m(take, noisy) < 0.02
 
@@ -678,7 +678,7 @@ def test_a_tired_dancer_on_one_leg_does_not_sink_until_it_gives_way():
     yields: allowed an arm's 30 degrees, a tired dancer's standing knee sank until the leg gave
     way (dance_b, tired, at 10.7 s)."""
     dance = load("dance_b")
-    take = simulate.simulate(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=12.0,
+    take = simulate.simulate_clip(dance, schedule.from_fitness(0.25, fps=30, time_scale=40), seconds=12.0,
                              out_fps=30)
     assert not take.fell
 
@@ -688,7 +688,7 @@ def test_legs_hold_more_while_lowering_the_body_than_they_push():
     """Eccentric strength: tau_max is what the legs push with; landings (the body sinking onto
     its legs) may use up to ECCENTRIC_STRENGTH times it, so the push-offs, not the landings, set
     how strong a jumper must be."""
-    take = simulate.simulate(load("jump"), None, seconds=4.0, out_fps=30)
+    take = simulate.simulate_clip(load("jump"), None, seconds=4.0, out_fps=30)
     legs = [d for d, part in enumerate(proxy.dof_body_parts()) if part == "legs"]
     ratio = take.strength[:, legs] / take.tau_max[legs]
     falling = np.gradient(take.com[:, 2], 1.0 / 30) < -0.3
@@ -831,7 +831,7 @@ def test_an_exhausted_kicker_stops_and_rests_instead_of_toppling_off_one_leg():
     # body, which sank away from its target; it toppled at 2.5 s.  Now the sinking legs make a
     # rest due, the body stops where it is, puts its free foot down and rests.
     kick = load("kick")
-    take = simulate.simulate(kick, schedule.from_preset("Exhausted", fps=30.0), hold=5.0, out_fps=30.0)
+    take = simulate.simulate_clip(kick, schedule.from_preset("Exhausted", fps=30.0), hold=5.0, out_fps=30.0)
     kinds = [e["kind"] for e in take.events]
     assert "fall" not in kinds, take.events
     assert "rest" in kinds
@@ -847,8 +847,8 @@ def test_an_exhausted_runner_keeps_running_slower():
     # the take it need not slow further.)
     run = load("run")
     sched, keys = direction.preset_schedule("Exhausted", 30.0, 12.0)
-    take = simulate.simulate(run, sched, seconds=12.0, out_fps=30.0, tiredness=keys)
-    fresh = simulate.simulate(run, None, seconds=12.0, out_fps=30.0)
+    take = simulate.simulate_clip(run, sched, seconds=12.0, out_fps=30.0, tiredness=keys)
+    fresh = simulate.simulate_clip(run, None, seconds=12.0, out_fps=30.0)
     kinds = [e["kind"] for e in take.events]
     assert "fall" not in kinds and "stopped" not in kinds, take.events
     # Speed as ./fatigue realism measures it: the root's path, sway removed, over moving frames.
@@ -862,7 +862,7 @@ def test_an_exhausted_runner_keeps_running_slower():
 def test_fresh_and_moderately_tired_bodies_never_stop():
     for name in ("run", "dance_a"):
         clip = load(name)
-        take = simulate.simulate(clip, schedule.from_fitness(0.25, 30.0, time_scale=20.0), seconds=6.0,
+        take = simulate.simulate_clip(clip, schedule.from_fitness(0.25, 30.0, time_scale=20.0), seconds=6.0,
                                  out_fps=30.0, simulate_limbs=False)
         assert "halt" not in [e["kind"] for e in take.events]
 
@@ -890,9 +890,9 @@ def test_a_tired_walk_keeps_walking_on_shorter_slower_steps():
 
     walk = load("walk")
     p = fatigue_params.preset("Exhausted")
-    tired = simulate.simulate(walk, schedule.from_fitness(p.fitness, fps=30, time_scale=p.time_scale,
+    tired = simulate.simulate_clip(walk, schedule.from_fitness(p.fitness, fps=30, time_scale=p.time_scale,
                                                           initial_fatigue=p.initial_fatigue), seconds=8.0, out_fps=30)
-    fresh = simulate.simulate(walk, None, seconds=8.0, out_fps=30)
+    fresh = simulate.simulate_clip(walk, None, seconds=8.0, out_fps=30)
     t, f = gait.features(tired, 8.0), gait.features(fresh, 8.0)
     assert not tired.fell and t.rests == 0
     assert 0.5 < t.speed_mps / f.speed_mps < 0.85

@@ -100,7 +100,7 @@ def test_ball_cap_list_equals_ball_cap():
 def test_same_clip_twice_gives_bit_identical_takes(limbs):
     clip = clips.load_deepmimic(clips.deepmimic_clip_path("walk"))
     sched = schedule.from_fitness(0.25, fps=30, time_scale=40.0)
-    takes = [simulate.simulate(clip, sched, seconds=3.0, out_fps=30, simulate_limbs=limbs) for _ in range(2)]
+    takes = [simulate.simulate_clip(clip, sched, seconds=3.0, out_fps=30, simulate_limbs=limbs) for _ in range(2)]
     a, b = takes
     assert np.array_equal(a.clip.root_pos, b.clip.root_pos)
     assert np.array_equal(a.clip.root_rot, b.clip.root_rot)

@@ -19,7 +19,7 @@ from runtime.torque import samcon
 from runtime.fatigue import schedule
 from runtime.floor import stretches  # noqa: E402
 from runtime.errors import SimulationError  # noqa: E402
-from runtime.simulate import simulate  # noqa: E402
+from runtime.simulate import simulate_clip  # noqa: E402
 from runtime.fatigue.tempo import MAX_STRETCH  # noqa: E402
 
 FEW_SAMPLES = partial(samcon.SamconSettings, samples=60, keep=6)
@@ -52,7 +52,7 @@ def test_a_slow_motion_capture_with_one_flight_is_refused_in_torque_mode_for_wha
     assert support.shares()["raised_feet"] == 0.0 and support.shares()["slow_motion"] > 0.2
     assert support.described(floor_work=True)[0].startswith("slow motion")
     with pytest.raises(SimulationError) as err:
-        simulate(capture, None, mode="torque")
+        simulate_clip(capture, None, mode="torque")
     message = str(err.value)
     assert "\n" not in message and "slow motion" in message and "Update Scene FPS" in message
     assert "step or box" not in message and "SRB mode" not in message
@@ -65,7 +65,7 @@ def test_a_slow_motion_capture_that_falls_in_torque_mode_is_not_finished(monkeyp
     monkeypatch.setattr(samcon, "SamconSettings", FEW_SAMPLES)
     monkeypatch.setattr(samcon, "fresh_strength", lambda mass=proxy.DEFAULT_MASS: np.ones(len(proxy.dof_tau_max())))
     capture = _jump_capture(480)
-    take = simulate(capture, None, mode="torque")
+    take = simulate_clip(capture, None, mode="torque")
     assert "5.0x slower than it was performed" in take.notes["playback"]
     assert take.fps == pytest.approx(capture.fps) and take.fell and not take.finished
     assert take.reference_time[-1] < 0.5 * capture.duration
@@ -99,7 +99,7 @@ def test_a_cartwheel_whose_hands_stop_short_of_the_floor_is_floor_work_not_slow_
     assert support.reaching.any() and support.described(floor_work=True)[0].startswith("hands, knees or back")
     on_floor = stretches.floor_frames(chooser.shared_kinematics(engine=engine).analyse(cartwheel), support)
     assert 0.3 < on_floor.mean() < 0.5
-    take = simulate(cartwheel, None, engine=engine)
+    take = simulate_clip(cartwheel, None, engine=engine)
     assert not take.fell and "slow motion" not in take.notes["support"]
     assert "hands, knees or back on the floor" in take.notes["support"]
 
@@ -109,7 +109,7 @@ def test_torque_mode_puts_the_short_armed_cartwheel_on_its_hands(monkeypatch):
     floor where the clip holds them just above it (a hand there is the motion, not a fall)."""
     monkeypatch.setattr(samcon, "SamconSettings", FEW_SAMPLES)
     cartwheel = _short_arms(_load("cartwheel"))
-    take = simulate(cartwheel, None, mode="torque", seconds=1.7)
+    take = simulate_clip(cartwheel, None, mode="torque", seconds=1.7)
     assert not take.fell and take.reference_time[-1] == pytest.approx(1.7)
 
 
@@ -125,11 +125,11 @@ def test_torque_mode_bakes_a_clip_of_a_few_frames_at_its_own_length(monkeypatch,
     for frames in (2, 3, 6):
         clip = replace(walk, root_pos=walk.root_pos[:frames], root_rot=walk.root_rot[:frames],
                        joint_rots=walk.joint_rots[:frames], name=f"walk{frames}")
-        take = simulate(clip, None, mode="torque")
-        assert take.frames == simulate(clip, None).frames == frames
+        take = simulate_clip(clip, None, mode="torque")
+        assert take.frames == simulate_clip(clip, None).frames == frames
         assert take.reference_time[-1] == pytest.approx(clip.duration, abs=1e-12)
         assert take.duration_stretch() == pytest.approx(1.0) and take.finished
-        slower = simulate(clip, tired, mode="torque")
+        slower = simulate_clip(clip, tired, mode="torque")
         played = slower.reference_time
         assert played[-1] == pytest.approx(clip.duration, abs=1e-12) and np.all(played <= clip.duration + 1e-12)
         assert frames <= slower.frames <= MAX_STRETCH * (frames - 1) + 1 and slower.finished

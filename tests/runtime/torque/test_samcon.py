@@ -143,17 +143,17 @@ def test_torque_mode_is_the_sampler_with_progress_and_cancel():
     every window, and a cancel between windows."""
     walk = _load("walk")
     seen = []
-    take = simulate.simulate(walk, None, mode="torque", seconds=0.3, progress=seen.append)
+    take = simulate.simulate_clip(walk, None, mode="torque", seconds=0.3, progress=seen.append)
     assert take.mode == "torque" and take.engine == "mujoco" and not take.fell
     assert not take.residual_force.any() and take.stats["residual_moment_nm_mean"] == 0.0
     assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen) and len(seen) >= 3
     assert "compute per second of motion" in take.notes["cost"]
     assert take.notes["effort_economy"].startswith("1: tired arms")       # the bake's setting reaches it
-    stubborn = simulate.simulate(walk, None, mode="torque", seconds=0.1, settings=simulate.srb.SrbSettings(effort_economy=0.0))
+    stubborn = simulate.simulate_clip(walk, None, mode="torque", seconds=0.1, settings=simulate.srb.SrbSettings(effort_economy=0.0))
     assert stubborn.notes["effort_economy"].startswith("off")
     asked = []
     with pytest.raises(errors.SimulationCancelled):
-        simulate.simulate(walk, None, mode="torque", seconds=0.3, cancel=lambda: asked.append(1) or len(asked) > 2)
+        simulate.simulate_clip(walk, None, mode="torque", seconds=0.3, cancel=lambda: asked.append(1) or len(asked) > 2)
 
 
 def test_the_sampler_s_clip_is_exact_at_whole_steps_and_linear_between():
@@ -225,12 +225,12 @@ def test_torque_mode_refuses_a_clip_held_up_by_what_it_does_not_show_in_one_line
     from made_clips import seated_typist
 
     with pytest.raises(errors.SimulationError) as err:
-        simulate.simulate(seated_typist(2.0), None, mode="torque")
+        simulate.simulate_clip(seated_typist(2.0), None, mode="torque")
     message = str(err.value)
     assert "\n" not in message and "an unseen seat" in message and message.endswith("bake it in SRB mode")
     # Hands on the floor are the floor's to carry: a cartwheel is simulated (cancelled here once it runs).
     with pytest.raises(errors.SimulationCancelled):
-        simulate.simulate(_load("cartwheel"), None, mode="torque", cancel=lambda: True)
+        simulate.simulate_clip(_load("cartwheel"), None, mode="torque", cancel=lambda: True)
 
 
 def test_a_fast_arm_is_not_held_back_by_its_damper():
