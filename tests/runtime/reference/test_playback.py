@@ -95,7 +95,7 @@ def test_captured_flights_are_simulated_and_a_keyed_hop_is_kept_as_keyed():
     """Captured flights fall at 1 g and are thrown; a hop keyed faster than gravity allows is kept
     as keyed (playback.keyed_flights): simulated as a throw it carried the body far above the
     keyed hop and landed it late."""
-    from runtime.engines.kinematics import Kinematics
+    from runtime.engines.pybullet.kinematics import Kinematics
 
     kin = Kinematics()
     try:
