@@ -5,7 +5,8 @@ a kneel in a 49 s performance was either too short to count (the feet "carried" 
 the body fell there) or, counted, took balance away from the whole clip.  Here each frame of
 the reference is marked where something other than the feet on the floor holds the body up
 (runtime.floor.work: hands, knees or back on the floor for at least FLOOR_STRETCH, or just above it
-where nothing else holds the body, an unseen seat, step, bar, or a flight in slow motion), extended while the body is still low (getting up, going
+where nothing else holds the body, an unseen seat, step, bar, a flight in slow motion or one keyed
+faster or slower than gravity allows), extended while the body is still low (getting up, going
 down), short gaps between such stretches are closed (nobody stands up for a moment between two
 kneels), and the simulation switches: the SRB balances the
 body on its feet, floor work (runtime.floor.work.FloorSimulator) keeps the keyed pose and books its
@@ -36,7 +37,7 @@ def floor_frames(ck, support) -> np.ndarray:
     fps = ck.fps
     touching = contacts.sustained(ck.non_foot_touching(), max(1, int(round(FLOOR_STRETCH * fps))))
     mask = (touching | support.held | support.raised.any(axis=1) | support.hanging.any(axis=1) | support.slow
-            | support.reaching.any(axis=1))
+            | support.reaching.any(axis=1) | support.keyed)
     if not mask.any():
         return mask
     mask = _grow_while(mask, _low(ck))

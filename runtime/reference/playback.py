@@ -31,6 +31,8 @@ MAX_SLOW = 10.0           # ... and no slower than this (beyond it, the flight i
 FIT = 0.05                # a free flight's height keeps to its parabola within this share of the parabola's span
 SIDEWAYS = 0.25           # ... and its centre of mass accelerates sideways at most this share of its fall
 HELD = 0.4                # a hand this far (legs' lengths) above the centre of mass on average over a flight may hold it up
+KEYED_FAST = 1.5          # a flight whose centre of mass comes down at more than this many g ...
+KEYED_SLOW = 0.5          # ... or less than this many (and is not a slow-motion one) was keyed, not thrown
 
 
 def flight_slowdowns(com: np.ndarray, airborne: np.ndarray, fps: float, hands: np.ndarray | None = None,
@@ -74,6 +76,28 @@ def slowed_flights(ck, off_the_floor: np.ndarray) -> np.ndarray:
     out = np.zeros(len(off_the_floor), dtype=bool)
     for a, b, k in _flights(ck.com, off_the_floor, ck.fps, _hands(ck), straight_legs(ck)):
         out[a:b] = SLOW <= k <= MAX_SLOW
+    return out
+
+
+def keyed_flights(ck) -> np.ndarray:
+    """(T,) the frames of each flight (nothing of the analysed clip ``ck`` on the floor, at least
+    MIN_FLIGHT and 4 frames) whose centre of mass comes down at a pace gravity does not set:
+    more than KEYED_FAST g or less than KEYED_SLOW g, fitted as a parabola.
+
+    Why: cartoon timing.  A hop keyed a metre up and down in a quarter of a second (7 g) threw
+    the simulated body on a real parabola that carried it 3 m up by the clip's end; a dance whose
+    root stays level while both feet leave the floor (0.1 g) landed the body early and skipped
+    its clock 0.25 s ahead at every hop.  Captured flights fit 0.9-1.1 g (runtime.reference.support
+    keeps such flights as keyed; a slow-motion one is found there first, see slowed_flights)."""
+    airborne = ~ck.foot_contact.any(axis=1) & ~ck.non_foot_touching()
+    out = np.zeros(len(airborne), dtype=bool)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], airborne.astype(np.int8), [0]])))
+    for a, b in zip(edges[0::2], edges[1::2]):
+        if (b - a) / ck.fps < MIN_FLIGHT or b - a < 4:
+            continue
+        t = np.arange(b - a) / ck.fps
+        fall = -2.0 * float(np.polyfit(t, ck.com[a:b, 2], 2)[0]) / -GRAVITY[2]
+        out[a:b] = not KEYED_SLOW <= fall <= KEYED_FAST
     return out
 
 

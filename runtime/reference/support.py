@@ -18,7 +18,7 @@ from ..body import proxy
 from ..motion import contacts
 from ..motion.contacts import straight_legs
 from ..maths import lowpass
-from .playback import slowed_flights
+from .playback import keyed_flights, slowed_flights
 
 FEET_ONLY = "its feet: balance simulated"   # what held the body up when its feet carry the whole clip
 
@@ -266,11 +266,16 @@ class Support:
     hanging: np.ndarray           # (T, 2) hands on an unseen bar or ledge (hanging_hands)
     slow: np.ndarray              # (T,) slow motion: a flight (slow_flight) or a stance (slow_stance) gravity would not allow
     reaching: np.ndarray          # (T, L) hands, knees, back on the floor that the contact test misses (reaching)
+    keyed: np.ndarray             # (T,) flights gravity does not time (playback.keyed_flights): cartoon timing
 
     def shares(self) -> dict[str, float]:
-        """Share of frames held by each unseen support (the Take's stats)."""
-        return {"held_elsewhere": float(self.held.mean()), "raised_feet": float(self.raised.any(axis=1).mean()),
-                "hanging": float(self.hanging.any(axis=1).mean()), "slow_motion": float(self.slow.mean())}
+        """Share of frames held by each unseen support (the Take's stats; keyed flights only
+        where the clip has them)."""
+        out = {"held_elsewhere": float(self.held.mean()), "raised_feet": float(self.raised.any(axis=1).mean()),
+               "hanging": float(self.hanging.any(axis=1).mean()), "slow_motion": float(self.slow.mean())}
+        if self.keyed.any():
+            out["keyed_flight"] = float(self.keyed.mean())
+        return out
 
     @property
     def floor_work(self) -> bool:
@@ -285,14 +290,15 @@ class Support:
         floor are not unseen: the floor is there."""
         share = self.shares()
         return (share["held_elsewhere"] > FLOOR_WORK_FRACTION or share["raised_feet"] > 0.0
-                or share["hanging"] > 0.0 or share["slow_motion"] > 0.0)
+                or share["hanging"] > 0.0 or share["slow_motion"] > 0.0 or share.get("keyed_flight", 0.0) > 0.0)
 
     def unseen_holder(self) -> str | None:
         """Which unseen support ``described`` names (a key of ``shares``), or None."""
         share = self.shares()
         if share["held_elsewhere"] > FLOOR_WORK_FRACTION:
             return "held_elsewhere"
-        return next((key for key in ("hanging", "slow_motion", "raised_feet") if share[key] > 0.0), None)
+        return next((key for key in ("hanging", "slow_motion", "raised_feet", "keyed_flight") if share.get(key, 0.0) > 0.0),
+                    None)
 
     def described(self, floor_work: bool | None = None) -> tuple[str, str]:
         """(what held the body up, in an animator's words; how the pelvis and legs were done).
@@ -323,6 +329,11 @@ class Support:
                     f"reference followed: in {100 * share['raised_feet']:.0f} % of the frames the feet stand on "
                     "something above the floor the clip does not show (a step, a box, a stage); the simulated "
                     "floor is one level, so the pose is kept as keyed")
+        if holder == "keyed_flight":
+            return ("flights keyed faster or slower than gravity allows: pose as keyed, its load booked",
+                    f"reference followed: in {100 * share['keyed_flight']:.0f} % of the frames the body flies "
+                    "up and down at a pace gravity does not set (cartoon timing), which no simulated flight can "
+                    "follow: the flights are kept as keyed")
         return ("hands, knees or back on the floor: pose as keyed, its load booked",
                 "reference followed: the clip touches the floor with more than the feet, which foot contacts "
                 "alone cannot carry (no centroidal dynamics)")
@@ -335,7 +346,8 @@ def find_support(ck, com_vel: np.ndarray, com_acc: np.ndarray, scale: float = 1.
     in slow motion where it keeps to a slowed flight's parabola (runtime.reference.playback); else it stands
     on an unseen step or box where its feet hold still, or the clip begins or ends there; else
     (a flight that is not a clean parabola) it flies in slow motion too.  Slow motion is judged
-    only there and on leans outside everything on or near the floor (slow_stance)."""
+    only there and on leans outside everything on or near the floor (slow_stance).  A flight none
+    of these explain that comes down at a pace gravity does not set is kept as keyed."""
     hanging = hanging_hands(ck, com_acc, scale)
     on_it = reaching(ck, com_acc, hanging, scale)
     held_by_it = on_it.any(axis=1)
@@ -343,5 +355,7 @@ def find_support(ck, com_vel: np.ndarray, com_acc: np.ndarray, scale: float = 1.
     raised = raised_feet(ck, com_acc, hanging, scale, held_by_it | flying)
     slow = (slow_flight(ck, com_acc, raised, hanging) & ~held_by_it) | slow_stance(ck, com_acc, scale,
                                                                                     near_the_floor(ck, scale))
-    return Support(ck.non_foot_contact_fraction(), held_elsewhere(ck, com_vel, scale), raised, hanging, slow, on_it)
+    keyed = keyed_flights(ck) & ~(hanging.any(axis=1) | held_by_it | raised.any(axis=1) | slow | flying)
+    return Support(ck.non_foot_contact_fraction(), held_elsewhere(ck, com_vel, scale), raised, hanging, slow, on_it,
+                   keyed)
 

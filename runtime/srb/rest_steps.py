@@ -43,6 +43,9 @@ KNEEL_RC = 0.45          # a rest with the legs below this that standing cannot 
 KNEEL_DOWN_S = 1.5       # ... getting down onto them over this long (runtime.floor.kneel) ...
 KNEEL_UP_S = 1.8         # ... and back up into the source's pose over this long
 KNEEL_HOLD_S = 1.0       # s: the shortest kneel worth getting down for, when judging whether one still fits
+COLLAPSE_HEIGHT = 0.75   # a body on its feet with its centre of mass below this share of its standing height ...
+COLLAPSE_SPEED = 0.5     # m/s (1.62 m body): ... dropping faster than this, below its target, ...
+COLLAPSE_STOP = 0.55     # ... and not stopping above this share (the fall is at 0.45) goes down on its knees
 STANDING_LOAD = 0.05     # share of their strength the leg joints hold standing at rest
 
 
@@ -71,6 +74,7 @@ class Standing(Simulator, Protocol):
     rule: TempoRule
     p: np.ndarray                    # centre of mass
     v: np.ndarray
+    acc: np.ndarray                  # the last step's acceleration (contact forces and gravity)
     q: np.ndarray                    # orientation (x, y, z, w)
     p_target: np.ndarray             # the step's COM target
     v_target: np.ndarray
@@ -314,6 +318,30 @@ def wants_to_kneel(sim: Standing, reason: str | None, legs_rc: float, ended: boo
     return not ended and not sim.rule.performance_goes_on(sim.phase, sim.time + cost)
 
 
+def collapsing(sim: Standing) -> bool:
+    """The legs no longer hold the body and it is going down: on its feet, its centre of mass
+    low (COLLAPSE_HEIGHT), below where it should be and dropping (COLLAPSE_SPEED), and at the
+    upward acceleration its legs give it now it would not stop above COLLAPSE_STOP.
+
+    Why: an exhausted lunge whose stance leg gave way dropped a third of its height in 0.3 s,
+    and legs at half their capacity could not stop it in the crouch it landed in: it fell.  A
+    person whose legs give way catches themselves on their knees.  A tired kick that sinks deeper
+    than its source but is being stopped is not a collapse, nor a landing (reference.ballistic):
+    its legs take a few frames to brake, and they do."""
+    scale = kin_scale(sim.body)
+    height = sim.p[2] - sim.ref.floor
+    falling = sim.v[2]
+    landing = bool(sim.ref.ballistic[sim.ref.frame(sim.phase)]) and not sim.resting
+    if (not any(f.stance for f in sim.feet) or landing or falling > -COLLAPSE_SPEED * scale
+            or height > COLLAPSE_HEIGHT * sim.ref.standing_com
+            or sim.p_target[2] - sim.p[2] < CARRY_SINKING * scale):
+        return False
+    braking = float(sim.acc[2])
+    if braking <= 0.0:
+        return True
+    return height - falling * falling / (2.0 * braking) < COLLAPSE_STOP * sim.ref.standing_com
+
+
 def decide_rest(sim: Standing) -> None:
     """SRB mode's tempo and rests, after each step (tempo.TempoRule): slow down as the weakest
     loaded joint tires; rest when the motion asks the legs for more than they have (where a
@@ -335,6 +363,14 @@ def decide_rest(sim: Standing) -> None:
     ended = sim.phase >= sim.ref.duration - 1e-9
     if sim.resting and sim.closing is not None:
         return                      # a closing step finishes (and settles) before anything else
+    if sim.can_kneel and not ended and collapsing(sim):
+        # The last resort before a fall, whatever the rest rule would say: down on the knees.
+        if not sim.resting:
+            sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
+            rule.begin_rest(float(rc.min()), sim.time, giving_out=True)
+            sim.closing, sim.closed, sim.rest_began = None, False, sim.time
+        sim.kneel_wanted = True
+        return
     if (sim.resting and sim.closing is None and not sim.closed
             and sim.time - sim.rest_began >= CLOSE_SETTLE
             and float(sim.v @ sim.v) < (CLOSE_STILL * kin_scale(sim.body)) ** 2

@@ -88,6 +88,17 @@ def test_getting_down_and_up_is_smooth(exhausted_jumps):
     assert turn.max() < 12.0                               # degrees per frame, any joint
 
 
+def test_legs_that_give_way_catch_the_body_on_its_knees():
+    """Jump after jump on legs 60 % fatigued at 20x: the body sinks in its rest's crouch faster
+    than its legs can stop (rest_steps.collapsing) and goes down on its knees, where it fell."""
+    take = simulate.simulate(load("jump").repeated(2.5),
+                             schedule.from_fitness(0.0, fps=30, time_scale=20.0, initial_fatigue=0.6), out_fps=30)
+    assert not take.fell
+    start, end = metrics.kneel_spans(take)[0]
+    assert end is not None
+    assert any(a <= start <= (b or take.frames) for a, b in metrics.rest_spans(take))
+
+
 def test_fresh_bodies_never_kneel():
     take = simulate.simulate_clip(load("jump"), None, seconds=3.0, out_fps=30)
     assert not any(e["kind"] == "kneel" for e in take.events)

@@ -75,3 +75,37 @@ def test_a_slow_motion_clip_is_simulated_at_real_speed_and_baked_back_at_its_own
     assert take.stats["floor_work"] == 0.0
     as_keyed = simulate_clip(slow, real_speed=False)
     assert "playback" not in as_keyed.notes and as_keyed.stats["floor_work"] > 0.0
+
+
+def _cartoon_hop(height: float = 0.4, hop: float = 0.3, seconds: float = 3.0) -> C.Clip:
+    """Standing still, then a hop keyed ``height`` m up and down in ``hop`` s (a parabola at
+    8 h / T^2: 3.6 g), then standing again: cartoon timing."""
+    from tests.support.made_clips import idle_clip
+
+    clip = idle_clip(seconds)
+    t = np.arange(clip.frames) / clip.fps
+    s = (t - 1.0) / hop
+    lift = np.where((s > 0.0) & (s < 1.0), 4.0 * height * s * (1.0 - s), 0.0)
+    root = clip.root_pos.copy()
+    root[:, 2] += lift
+    return replace(clip, name="hop", root_pos=root)
+
+
+def test_captured_flights_are_simulated_and_a_keyed_hop_is_kept_as_keyed():
+    """Captured flights fall at 1 g and are thrown; a hop keyed faster than gravity allows is kept
+    as keyed (playback.keyed_flights): simulated as a throw it carried the body far above the
+    keyed hop and landed it late."""
+    from runtime.engines.pybullet.kinematics import Kinematics
+
+    kin = Kinematics()
+    try:
+        for name in ("jump", "run", "dance_b", "spinkick", "backflip", "spin"):
+            assert not playback.keyed_flights(kin.analyse(C.load_deepmimic(C.deepmimic_clip_path(name)))).any(), name
+        hop = _cartoon_hop()
+        assert playback.keyed_flights(kin.analyse(hop)).any()
+    finally:
+        kin.close()
+    take = simulate(hop, None, out_fps=30)
+    assert take.stats["keyed_flight"] > 0.0 and not take.fell
+    lift = take.clip.root_pos[:, 2] - hop.root_pos[:, 2]
+    assert np.abs(lift).max() < 0.05          # m: up and down with the keyed hop, and back on the floor
