@@ -91,7 +91,7 @@ def test_getting_down_and_up_is_smooth(exhausted_jumps):
 def test_legs_that_give_way_catch_the_body_on_its_knees():
     """Jump after jump on legs 60 % fatigued at 20x: the body sinks in its rest's crouch faster
     than its legs can stop (rest_steps.collapsing) and goes down on its knees, where it fell."""
-    take = simulate.simulate(load("jump").repeated(2.5),
+    take = simulate.simulate_clip(load("jump").repeated(2.5),
                              schedule.from_fitness(0.0, fps=30, time_scale=20.0, initial_fatigue=0.6), out_fps=30)
     assert not take.fell
     start, end = metrics.kneel_spans(take)[0]

@@ -105,7 +105,7 @@ def test_captured_flights_are_simulated_and_a_keyed_hop_is_kept_as_keyed():
         assert playback.keyed_flights(kin.analyse(hop)).any()
     finally:
         kin.close()
-    take = simulate(hop, None, out_fps=30)
+    take = simulate_clip(hop, None, out_fps=30)
     assert take.stats["keyed_flight"] > 0.0 and not take.fell
     lift = take.clip.root_pos[:, 2] - hop.root_pos[:, 2]
     assert np.abs(lift).max() < 0.05          # m: up and down with the keyed hop, and back on the floor
