@@ -20,8 +20,6 @@ import test_layers  # noqa: E402  (its map of modules: every file under the sour
 ROOT = test_layers.ROOT
 SOURCES = ("fatigue_addon", "operators", "panels", "tools")
 MAX_LINES = 600
-# Files over MAX_LINES whose split another part of the same issue owns (issue 54, Part A: tools/batch.py).
-PENDING = {"tools/batch.py"}
 BPY_FREE = "fatigue_addon.rig"
 BPY_FREE_MAY_IMPORT = {"fatigue_addon.failure"}
 # Bottom to top; units on one line are siblings and never import each other.  ``rig`` is the
@@ -140,13 +138,7 @@ def test_no_module_over_600_lines():
     for path in MODULES.values():
         rel = path.relative_to(ROOT).as_posix()
         lines = len(path.read_text(encoding="utf-8").splitlines())
-        if lines > MAX_LINES and rel not in PENDING:
+        if lines > MAX_LINES:
             over.append(f"{rel}: {lines} lines")
     assert not over, "split by concern: " + "; ".join(over)
 
-
-def test_pending_files_are_still_over_the_limit():
-    """A pending file under the limit leaves PENDING (so the exception does not outlive its reason)."""
-    done = [rel for rel in PENDING
-            if (ROOT / rel).is_file() and len((ROOT / rel).read_text(encoding="utf-8").splitlines()) <= MAX_LINES]
-    assert not done, f"{done} are now within {MAX_LINES} lines: remove them from PENDING"
