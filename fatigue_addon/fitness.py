@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..runtime.body import proxy
-from ..runtime.fatigue.model import MAX_RATE
+from ..runtime.fatigue import params
 from . import anim
 from .failure import BakeInputError
 
@@ -99,20 +99,21 @@ def build_schedule(obj, settings, curves, frame_start: int, frames: int, fps: fl
     curves = {fc.data_path: fc for fc in curves if fc.array_index == 0}
     f = frame_start + np.arange(frames, dtype=np.float64)
     M = rschedule.dof_multipliers({part: _keyed(curves, settings, f"fitness_{part}", f,
-                                                f"{part.capitalize()} fitness multiplier", 0.0, 10.0)
+                                                f"{part.capitalize()} fitness multiplier", *params.PART_FITNESS_RANGE)
                                    for part in proxy.BODY_PARTS})
     if directs(settings):      # the speed-up and the starting fatigue are solved (tiredness_keys)
         ts, init = np.ones(len(f)), 0.0
     else:
-        ts = _keyed(curves, settings, "time_scale", f, "Fatigue speed-up", 0.0, 10000.0, lo_open=True)
+        ts = _keyed(curves, settings, "time_scale", f, "Fatigue speed-up", *params.OPTION_RANGES["time_scale"][:2],
+                    lo_open=True)
         init = float(settings.initial_fatigue)
     if not (math.isfinite(init) and 0.0 <= init < 1.0):
         raise BakeInputError(f"Starting fatigue is {init!r}: set a number from 0 to 0.95 in the Fatigue panel")
     try:
         if settings.preset == "CUSTOM":
-            F = _keyed(curves, settings, "F", f, "F (fatigue rate)", 0.0, MAX_RATE, lo_open=True)
-            R = _keyed(curves, settings, "R", f, "R (recovery rate)", 0.0, MAX_RATE, lo_open=True)
-            r = _keyed(curves, settings, "r", f, "r (rest multiplier)", 0.0, MAX_RATE, lo_open=True)
+            F = _keyed(curves, settings, "F", f, "F (fatigue rate)", *params.OPTION_RANGES["F"][:2], lo_open=True)
+            R = _keyed(curves, settings, "R", f, "R (recovery rate)", *params.OPTION_RANGES["R"][:2], lo_open=True)
+            r = _keyed(curves, settings, "r", f, "r (rest multiplier)", *params.OPTION_RANGES["r"][:2], lo_open=True)
             return rschedule.from_rates_by_part(F, R, r, M, fps, ts, init)
         fit = _keyed(curves, settings, "fitness", f, "Fitness", 0.0, 1.0)
         return rschedule.from_fitness_by_part(fit, M, fps, ts, init)
