@@ -2,7 +2,7 @@
 sub-panel."""
 import bpy
 
-from .common import FatigueSubPanel, FatigueTab
+from .common import armature, FatigueSubPanel, FatigueTab
 from .fitness import draw_fitness
 
 
@@ -12,8 +12,8 @@ class VIEW3D_PT_fatigue(FatigueTab, bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
-        obj = context.active_object
-        if obj is None or obj.type != "ARMATURE":
+        obj = armature(context)
+        if obj is None:
             layout.label(text="Select the character's armature", icon="INFO")
             return
         settings = obj.fatigue_settings

@@ -50,10 +50,7 @@ def flight_slowdowns(com: np.ndarray, airborne: np.ndarray, fps: float, hands: n
 
 def _flights(com: np.ndarray, airborne: np.ndarray, fps: float, hands: np.ndarray | None, legs: float):
     """(first frame, frame after the last, slow-down or NaN) of each flight flight_slowdowns times."""
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], airborne.astype(np.int8), [0]])))
-    for a, b in zip(edges[0::2], edges[1::2]):
-        if (b - a) / fps < MIN_FLIGHT or b - a < 4:
-            continue
+    for a, b in _spans(airborne, fps):
         t = np.arange(b - a) / fps
         fit = np.polyfit(t, com[a:b], 2)                 # (3, 3): per axis, t^2 t 1
         fall = -2.0 * fit[0, 2]
@@ -63,6 +60,20 @@ def _flights(com: np.ndarray, airborne: np.ndarray, fps: float, hands: np.ndarra
         held = hands is not None and bool(((hands[a:b, :, 2] - com[a:b, 2, None]).mean(axis=0) > HELD * legs).any())
         free = not held and fall > 0.0 and strays <= FIT * float(np.ptp(height)) and sideways <= SIDEWAYS * fall
         yield int(a), int(b), (math.sqrt(-GRAVITY[2] / fall) if free else float("nan"))
+
+
+def _spans(airborne: np.ndarray, fps: float):
+    """(first frame, frame after the last) of each run of ``airborne`` frames long enough to time:
+    at least MIN_FLIGHT and 4 frames."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], airborne.astype(np.int8), [0]])))
+    for a, b in zip(edges[0::2], edges[1::2]):
+        if (b - a) / fps >= MIN_FLIGHT and b - a >= 4:
+            yield int(a), int(b)
+
+
+def _airborne(ck) -> np.ndarray:
+    """(T,) nothing of the analysed clip ``ck`` on the floor."""
+    return ~ck.foot_contact.any(axis=1) & ~ck.non_foot_touching()
 
 
 def slowed_flights(ck, off_the_floor: np.ndarray) -> np.ndarray:
@@ -89,12 +100,9 @@ def keyed_flights(ck) -> np.ndarray:
     root stays level while both feet leave the floor (0.1 g) landed the body early and skipped
     its clock 0.25 s ahead at every hop.  Captured flights fit 0.9-1.1 g (runtime.reference.support
     keeps such flights as keyed; a slow-motion one is found there first, see slowed_flights)."""
-    airborne = ~ck.foot_contact.any(axis=1) & ~ck.non_foot_touching()
+    airborne = _airborne(ck)
     out = np.zeros(len(airborne), dtype=bool)
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], airborne.astype(np.int8), [0]])))
-    for a, b in zip(edges[0::2], edges[1::2]):
-        if (b - a) / ck.fps < MIN_FLIGHT or b - a < 4:
-            continue
+    for a, b in _spans(airborne, ck.fps):
         t = np.arange(b - a) / ck.fps
         fall = -2.0 * float(np.polyfit(t, ck.com[a:b, 2], 2)[0]) / -GRAVITY[2]
         out[a:b] = not KEYED_SLOW <= fall <= KEYED_FAST
@@ -110,7 +118,7 @@ def slowdown(ck) -> float | None:
     """How many times slower than it was performed the analysed clip ``ck``
     (runtime.motion.contacts.ClipKinematics) plays; None when it plays at its
     real speed or its flights cannot tell."""
-    airborne = ~ck.foot_contact.any(axis=1) & ~ck.non_foot_touching()
+    airborne = _airborne(ck)
     ks = np.array(flight_slowdowns(ck.com, airborne, ck.fps, _hands(ck), straight_legs(ck)))
     if len(ks) < MIN_FLIGHTS or not np.isfinite(ks).all():
         return None

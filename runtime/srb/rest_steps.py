@@ -342,6 +342,14 @@ def collapsing(sim: Standing) -> bool:
     return height - falling * falling / (2.0 * braking) < COLLAPSE_STOP * sim.ref.standing_com
 
 
+def _begin_rest(sim: Standing, capacity: float, until_recovered: bool, giving_out: bool) -> None:
+    """A rest begins where the body stands (tempo.TempoRule.begin_rest): a halt under way becomes
+    the rest it stopped for, and no closing step is planned yet."""
+    sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
+    sim.rule.begin_rest(capacity, sim.time, until_recovered=until_recovered, giving_out=giving_out)
+    sim.closing, sim.closed, sim.rest_began = None, False, sim.time
+
+
 def decide_rest(sim: Standing) -> None:
     """SRB mode's tempo and rests, after each step (tempo.TempoRule): slow down as the weakest
     loaded joint tires; rest when the motion asks the legs for more than they have (where a
@@ -366,9 +374,7 @@ def decide_rest(sim: Standing) -> None:
     if sim.can_kneel and not ended and collapsing(sim):
         # The last resort before a fall, whatever the rest rule would say: down on the knees.
         if not sim.resting:
-            sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
-            rule.begin_rest(float(rc.min()), sim.time, giving_out=True)
-            sim.closing, sim.closed, sim.rest_began = None, False, sim.time
+            _begin_rest(sim, float(rc.min()), until_recovered=False, giving_out=True)
         sim.kneel_wanted = True
         return
     if (sim.resting and sim.closing is None and not sim.closed
@@ -435,8 +441,6 @@ def decide_rest(sim: Standing) -> None:
     easy = bool(sim.ref.still[frame]) and rc_eff < s.rest_rc and tall
     unneeded = gather or easy
     if (unneeded or cannot) and planted and (unneeded or restful) and allowed:
-        sim.stopped, sim.rest_due, sim.stopping = sim.stopping, False, False
-        rule.begin_rest(float(rc.min()), sim.time, until_recovered=unneeded, giving_out=failing)
-        sim.closing, sim.closed, sim.rest_began = None, False, sim.time
+        _begin_rest(sim, float(rc.min()), until_recovered=unneeded, giving_out=failing)
     elif sim.stopping and planted:
         sim.stopping = False       # down on both feet and no longer due a rest: carry on
