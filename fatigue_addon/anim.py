@@ -3,6 +3,8 @@
 From 4.4 actions are slotted (layers -> strips -> channel bags per slot) and 5.0 removed
 ``action.fcurves``; older versions only have ``action.fcurves``.
 """
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 
 def active_action(obj):
@@ -94,6 +96,36 @@ def all_action_fcurves(action) -> list:
             for bag in strip.channelbags:
                 curves.extend(bag.fcurves)
     return curves
+
+
+@dataclass(frozen=True)
+class SourceAction:
+    """The action a bake reads, read once: its name, its F-curves of the armature (the armature's
+    slot), every channel it keys in any slot and its frame range.  The checks, the rig's pose and
+    the retarget read this, not the action; the action itself stays with the bake that picked it
+    (the take's name, its tag, the NLA strip that keeps the source)."""
+    name: str
+    curves: tuple
+    keyed: frozenset             # (data_path, index)
+    frame_range: tuple           # (first, last) key
+
+
+@contextmanager
+def played(obj, action):
+    """``action`` assigned to ``obj`` while Blender evaluates it (the action and slot before are put
+    back after; nothing is reassigned when it is assigned already), read once: yields its
+    SourceAction."""
+    ad = obj.animation_data
+    prev = ad.action if ad is not None else None
+    prev_slot = getattr(ad, "action_slot", None)
+    keyed = frozenset((fc.data_path, fc.array_index) for fc in all_action_fcurves(action))
+    if prev != action:
+        assign_action(obj, action)
+    try:
+        yield SourceAction(action.name, tuple(action_fcurves(obj, action)), keyed, tuple(action.frame_range))
+    finally:
+        if prev != action:
+            assign_action(obj, prev, prev_slot)
 
 
 def new_fcurve(action, obj, data_path: str, index: int = 0, group: str = ""):

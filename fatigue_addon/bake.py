@@ -21,7 +21,6 @@ import json
 import math
 import re
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import bpy
@@ -66,6 +65,7 @@ class BakeJob:
     keys: object = None         # rig_controls.KeyPlan: the bones (or Rigify controls) the take is keyed on
     controls: object = None     # rig_controls.ControlsResult of a take keyed on Rigify's controls
     played_on: dict = field(default_factory=dict)         # source_pose.unkeyed: the pose the source played on
+    source_keyed: frozenset = frozenset()  # anim.SourceAction.keyed: the channels the source keys
 
 
 # ============================================================================= settings helpers
@@ -132,22 +132,6 @@ def source_action(obj, settings):
     return active
 
 
-@contextmanager
-def _assigned(obj, action):
-    """Temporarily assign ``action`` (restores the previous action and slot afterwards)."""
-    ad = obj.animation_data
-    prev = ad.action if ad is not None else None
-    if prev == action:
-        yield
-        return
-    prev_slot = getattr(ad, "action_slot", None)
-    anim.assign_action(obj, action)
-    try:
-        yield
-    finally:
-        anim.assign_action(obj, prev, prev_slot)
-
-
 # ============================================================================= phase 1: prepare
 
 def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptions | None = None) -> BakeJob:
@@ -190,27 +174,29 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
     if source is None:
         raise BakeInputError(f"Armature '{obj.name}' has no action: assign one in the Action Editor")
     take_name, name_note = resolve_take_name(obj, source, options.take_name)
-    keyed = [fc for fc in settings_curves(obj, source)
-             if fc.data_path[len("fatigue_settings."):] not in overrides]
-    takes = [t for t in (anim.active_action(obj), settings.baked_action)       # the pose they left is not the source's
+    active = anim.active_action(obj)
+    active_slot = getattr(obj.animation_data, "action_slot", None)
+    takes = [t for t in (active, settings.baked_action)       # the pose they left is not the source's
              if t is not None and t.get(TAKE_TAG) == source.name]
-    keyed_channels = source_pose.keyed_channels(source)
-    with _assigned(obj, source), source_pose.played_on(obj, keyed_channels, source_pose.kept(takes)):
-        played_on = source_pose.unkeyed(obj, keyed_channels)
-        curves = anim.action_fcurves(obj, source)           # the source's curves of this armature, read once
-        checks.check_armature(obj, scene, (start, end), source, curves)
-        checks.check_frames_keyed(obj, source, start, end, scene.render.fps / scene.render.fps_base, where, curves)
+    with anim.played(obj, source) as src, source_pose.played_on(obj, src.keyed, source_pose.kept(takes)):
+        keyed = [fc for fc in settings_curves(src, active if active != source else None,
+                                              active_slot.handle if active_slot is not None else None)
+                 if fc.data_path[len("fatigue_settings."):] not in overrides]
+        played_on = source_pose.unkeyed(obj, src.keyed)
+        curves = src.curves                                 # the source's curves of this armature, read once
+        checks.check_armature(obj, scene, (start, end), src, curves)
+        checks.check_frames_keyed(obj, src, start, end, scene.render.fps / scene.render.fps_base, where, curves)
         too_many = source_frames_problem(start, end)       # a cycled action has no keys' end to stop at
         if too_many is not None:
             raise BakeInputError(f"{too_many[0].upper()}{too_many[1:]}: {where}")
         rest = rigmap.read_skeleton(obj)                    # the rig's rest pose, read once
         mapping = resolve_mapping(obj, settings, rest)
-        frame, why = rigmap.body_pose(obj, mapping, source, rest)       # None: the rest pose is a human shape
+        frame, why = rigmap.body_pose(obj, mapping, src, rest)       # None: the rest pose is a human shape
         pose_notes = [rigmap.pose_note(obj.name, frame, why)] if frame is not None else []
         if rig_space.is_mirrored(obj.matrix_world):
             pose_notes.insert(0, rig_space.mirrored_note(obj.name))
         mapping, side_notes = checks.check_mapping_sense(obj, mapping, frame=frame,
-                                                         frames=rigmap.action_frames(source))
+                                                         frames=rigmap.action_frames(src))
         key_plan = rig_controls.plan_keys(obj, mapping)
         size = retarget.rig_size(obj, mapping, frame)     # the rig measured once: height and proportions
         height, size_notes = body_height(obj, settings, mapping, frame, size)
@@ -222,11 +208,11 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
         from ..runtime.body.anthropometry import standing_pelvis_height
 
         pelvis = standing_pelvis_height(plan, height)
-        read = retarget.read_action(obj, mapping, start, end, reference_frame=frame, action=source,
+        read = retarget.read_action(obj, mapping, start, end, reference_frame=frame, action=src,
                                     proxy_height=height, curves=curves)       # the source action read once
         clip, info = retarget.convert(obj, read, height, pelvis)
-        checks.check_moves(obj, source, mapping, clip, start, end, curves)
-        clip, info, start, end = _settle_root_jumps(obj, read, source, clip, info, start, end, height, pelvis)
+        checks.check_moves(obj, src, mapping, clip, start, end, curves)
+        clip, info, start, end = _settle_root_jumps(obj, read, src, clip, info, start, end, height, pelvis)
         t2 = time.perf_counter()
         n_sched = int(math.ceil(MAX_STRETCH * (end - start))) + int(math.ceil(info.fps)) + 2
         schedule = build_schedule(obj, settings, keyed, start, n_sched, info.fps)
@@ -236,7 +222,7 @@ def prepare(context, obj, backend_choice: str = "IN_PROCESS", options: BakeOptio
                                 plan=plan, policy=policy_path(settings), effort_economy=float(settings.effort_economy),
                                 breathing=bool(settings.breathing), kneeling=bool(settings.kneeling),
                                 tiredness=keys)
-    return BakeJob(obj_name=obj.name, source=source.name, mapping=mapping, frame_start=start, frame_end=end,
+    return BakeJob(obj_name=obj.name, source=source.name, source_keyed=src.keyed, mapping=mapping, frame_start=start, frame_end=end,
                    fps=info.fps, request=request, info=info,
                    warnings=([name_note] if name_note else []) + pose_notes + side_notes + size_notes + list(info.warnings)
                    + ([OVERRIDE_NOTE.format(obj.name)] if obj.override_library is not None else [])
@@ -489,10 +475,11 @@ def write(context, job: BakeJob, take) -> dict:
     prev_action = anim.active_action(obj)
     prev_slot = getattr(obj.animation_data, "action_slot", None)
     try:
+        _keep_source_in_nla(obj, source, undo)
         _ensure_bone_props(obj, bones_with_curves, undo)
         if breathes:
             _ensure_breath_prop(obj, undo)
-        with source_pose.played_on(obj, source_pose.keyed_channels(source), job.played_on):     # what the bones it leaves unkeyed hold
+        with source_pose.played_on(obj, job.source_keyed, job.played_on):     # what the bones it leaves unkeyed hold
             if keys.rigify is not None:
                 action, job.controls = rig_controls.write_controls(obj, job.mapping, keys.rigify, take.clip,
                                                                    job.info, name, source_frames, extra_channels=extra,
@@ -507,7 +494,6 @@ def write(context, job: BakeJob, take) -> dict:
         source_pose.keep(action, job.played_on)
         if existed is None:
             undo.append(lambda a=action: bpy.data.actions.remove(a))
-        _keep_source_in_nla(obj, source, undo)
         anim.assign_action(obj, action)
         if write_curves and settings.heat_modifier:
             meshes = heat.apply(obj, heat_groups, heat.skinned_meshes(obj), settings.heat_material, undo)

@@ -42,22 +42,16 @@ def _keyed(curves: dict, settings, prop: str, frames: np.ndarray, label: str, lo
                          f"the Fatigue panel")
 
 
-def settings_curves(obj, source):
-    """The keyed ``fatigue_settings.*`` F-curves that drive the schedule: those of the assigned action
-    when it has any (the animator edits what they see, also on a baked take), else the source's."""
-    def curves_of(action, slot_handle):
-        if action is None:
-            return []
-        return [fc for fc in anim.action_curves(action, slot_handle)
-                if fc.data_path.startswith("fatigue_settings.") and not fc.mute]
+def settings_curves(source, active=None, active_slot=None):
+    """The keyed ``fatigue_settings.*`` F-curves that drive the schedule: those of the action
+    ``active`` (assigned when the bake began, not the source: a take, its slot ``active_slot``)
+    when it has any (the animator edits what they see, also on a baked take), else those of
+    ``source`` (anim.SourceAction)."""
+    def driving(curves):
+        return [fc for fc in curves if fc.data_path.startswith("fatigue_settings.") and not fc.mute]
 
-    active = anim.active_action(obj)
-    slot = getattr(obj.animation_data, "action_slot", None) if obj.animation_data else None
-    found = curves_of(active, slot.handle if slot is not None else None)
-    if found or active == source:
-        return found
-    src_slot = anim.object_slot(source, obj)
-    return curves_of(source, src_slot.handle if src_slot is not None else None)
+    found = driving(anim.action_curves(active, active_slot)) if active is not None else []
+    return found or driving(source.curves)
 
 
 def directs(settings) -> bool:

@@ -81,7 +81,7 @@ class SourceRead:
     """The source action read once for a bake (``read_action``): the mapped bones' motion over the
     frames read, the body measured (rest pose or animated reference frame) under the object
     matrix, and how it was read.  ``convert`` turns it into a Clip; ``trimmed`` narrows the frames."""
-    action: object
+    action: object               # anim.SourceAction (a bake) or the action itself: its name and frame range
     bones: dict
     frame_start: int
     frame_end: int

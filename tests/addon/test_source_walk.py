@@ -1,6 +1,7 @@
-"""The source action passed, not parked: from bake.bake to the written take the action is handed
-along (tests/support/source_walk.py traces every call), read off the armature only where the bake
-picks it and puts the armature back, and a bake that skips calibration frames reads it once."""
+"""The source action read once, not parked: from bake.bake to the written take what was read of the
+action is handed along (tests/support/source_walk.py traces every call), the action is read off the
+armature only where the bake picks it and puts the armature back, and a bake that skips calibration
+frames reads the motion once."""
 from __future__ import annotations
 
 import importlib
@@ -17,15 +18,20 @@ import source_walk  # noqa: E402
 
 
 def test_the_source_visits_each_module_at_most_twice(addon_package):
+    """Followed as the action and as what was read of it (anim.SourceAction), every module of the
+    add-on, the bake and Blender's action storage included, sees the source at most twice."""
     reads: list = []
-    visits = source_walk.baked_walk(reads=reads)
+    visits = source_walk.baked_walk(reads=reads, described=True)
     assert "fatigue_addon.retarget" in visits and "fatigue_addon.checks" in visits      # the walk was traced
-    walk = source_walk.summary(visits, source_walk.ORCHESTRATOR_AND_ACCESSOR)
+    walk = source_walk.summary(visits)
     over = {m: n for m, n in walk["per_module"].items() if n > 2}
     assert not over, f"the source action returns to {over}: {' -> '.join(visits)}"
-    # Found on the armature only by the bake itself (which action to bake; what to put back after
-    # writing) and the fitness curves' reader; never by the checks, the retarget or the reads.
-    assert set(reads) <= {"fatigue_addon.bake", "fatigue_addon.fitness"}, reads
+    # The action itself goes from the bake that picks it to Blender's storage (read once) and back
+    # to the bake that writes its take; found on the armature only by the bake (which action to
+    # bake; what to put back after writing).
+    action_walk = source_walk.summary(source_walk.baked_walk(described=False))
+    assert set(action_walk["per_module"]) == {"fatigue_addon.bake", "fatigue_addon.anim"}, action_walk
+    assert set(reads) == {"fatigue_addon.bake"}, reads
 
 
 def _calls(run, names) -> Counter:
