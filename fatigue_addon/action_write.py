@@ -6,8 +6,7 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix
 
-from ..runtime.maths import quat, repeatable
-from .rig.rotations import mat_to_quat
+from ..runtime.maths import quat, repeatable, rotation
 
 def write_action(obj, name: str, frames: np.ndarray, channels) -> "bpy.types.Action":
     """Key ``channels`` (``(data_path, index, group, values (T,))`` rows, the first of a path wins)
@@ -65,7 +64,7 @@ def rotation_channel(pb, Rb: np.ndarray, src_ch: dict) -> tuple[str, np.ndarray]
     T = len(Rb)
     mode = pb.rotation_mode
     if mode in ("QUATERNION", "AXIS_ANGLE"):
-        q = mat_to_quat(Rb)[:, [3, 0, 1, 2]]            # w, x, y, z
+        q = quat.hemisphere(rotation.matrices_to_quats(Rb))[:, [3, 0, 1, 2]]            # w, x, y, z
         first = np.array([src_ch.get(("rotation_quaternion", i), np.array([v]))[0]
                           for i, v in enumerate(pb.rotation_quaternion)])
         if np.dot(q[0], first) < 0:

@@ -11,7 +11,8 @@ from .failure import RetargetError, RigMappingError
 from .rig import space
 from .rig.keys import FIX_HINT, HUMANOID_KEYS, KEY_LABELS, KEY_PARENT, Mapping
 from .rig.proxy_rest import CHAIN_ORDER, R0, SEGMENT_DIRECTION, hinge_twist
-from .rig.rotations import array64, polar, rot_z, swing
+from ..runtime.maths.rotation import rotation_matrix_between
+from .rig.rotations import array64, polar, rot_z
 
 def mapping_bones(obj, mapping) -> dict:
     if isinstance(mapping, Mapping):
@@ -120,7 +121,7 @@ def rest_geometry(obj, bones: dict, O: np.ndarray, pose: dict | None = None, fee
             C[key] = C[parent].copy()
             continue
         d_proxy = C[parent] @ R0.T @ SEGMENT_DIRECTION[key]
-        C[key] = swing(d_proxy, d) @ C[parent]
+        C[key] = rotation_matrix_between(d_proxy, d) @ C[parent]
         if key in (hinges or {}):
             C[key] = hinge_twist(key, C[key], d, Fr.T @ hinges[key])
     return {"rest_world": rest_world, "C_body": C, "Fr": Fr, "size": size, "warnings": warnings}

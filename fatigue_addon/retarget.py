@@ -61,7 +61,7 @@ import bpy
 import numpy as np
 
 from ..runtime.body import proxy
-from ..runtime.maths import quat
+from ..runtime.maths import quat, rotation
 from ..runtime.motion import clip as rclip
 from . import anim, rigmap  # noqa: F401  (rigmap: tools/corpus.py reads retarget.rigmap)
 from .action_write import rotation_channel, write_action
@@ -71,7 +71,7 @@ from .rig import space
 from .rig.keys import HUMANOID_KEYS, KEY_LABELS, KEY_PARENT, OPTIONAL_KEYS
 from .rig.proxy_rest import (CHAIN_ORDER, JOINT_KEYS, POSE_READINGS, PROXY_PELVIS_HEIGHT, REVOLUTE_KEYS,  # noqa: F401
                              SEGMENT_DIRECTION, RetargetInfo, hinge_axes, motion_axes, planted, proxy_world_rotations)
-from .rig.rotations import mat_to_quat, polar, twist_off_axis
+from .rig.rotations import polar, twist_off_axis
 from .source_read import (BONE_PATH, ROTATION_PROPS, SourceMotion, basis_matrices, bone_channels, closure, read_motion,
                           rel_matrix, sample_curves, scene_path_reasons, unescape)
 
@@ -197,7 +197,7 @@ def convert(obj, read: SourceRead, proxy_height: float | None = None, pelvis_hei
         W = polar(world[key][:, :3, :3])
         D = W @ geo["rest_world"][key].T
         P[key] = A @ D @ A.T @ C[key]
-    qP = {k: mat_to_quat(v) for k, v in P.items()}
+    qP = {k: quat.hemisphere(rotation.matrices_to_quats(v)) for k, v in P.items()}
     root_rot = quat.make_continuous(qP["pelvis"])
     joint_rots = np.stack([quat.multiply(quat.conjugate(qP[KEY_PARENT[k]]), qP[k]) for k in JOINT_KEYS], axis=1)
     # Each joint continuous from a first frame with w >= 0: a joint's rotation relative to its

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...runtime.body import proxy
-from ...runtime.maths import quat
+from ...runtime.maths import quat, rotation
 from ...runtime.motion import clip as rclip
 from . import space
 from .keys import KEY_PARENT
-from .rotations import array64, mat_to_quat, polar, rot_z
+from .rotations import array64, polar, rot_z
 
 R0 = quat.to_matrix(rclip.Y_UP_TO_Z_UP)          # every proxy link's world rotation at rest
 # Root (pelvis) above the sole in the URDF rest pose, DeepMimic humanoid scaled to 1.62 m:
@@ -62,7 +62,7 @@ class RetargetInfo:
     @property
     def align_quat(self) -> np.ndarray:
         """A as a runtime quaternion (x, y, z, w)."""
-        return mat_to_quat(self.align)
+        return quat.hemisphere(rotation.matrices_to_quats(self.align))
 
     def to_dict(self) -> dict:
         def conv(v):

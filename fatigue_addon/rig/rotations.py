@@ -1,12 +1,6 @@
-"""Rotations the retarget needs beside runtime.maths: the nearest rotation to a scaled matrix,
-Blender's Euler orders, the swing off a hinge's axis (numpy, no bpy).
-
-``mat_to_quat`` and ``swing`` do what runtime.maths.rotation's ``matrices_to_quats`` and
-``rotation_matrix_between`` do by other arithmetic (the largest of trace and diagonal picked by
-argmax and one normalisation; an axis-angle quaternion): the same rotations to 1e-15 and 1e-13,
-not the same bits (29 % and 2 % of random rotations agree bit for bit), and every take the
-retarget feeds changes with either (30 of the 36 corpus_blend, blend and demo fingerprints), so the
-retarget keeps its own until a fingerprint rebase."""
+"""Rotations the retarget needs beside runtime.maths (which has matrices to quaternions and the
+minimal rotation between two directions): the nearest rotation to a scaled matrix, Blender's Euler
+orders, the part of a rotation off a hinge's axis (numpy, no bpy)."""
 from __future__ import annotations
 
 import math
@@ -27,40 +21,6 @@ def polar(m: np.ndarray) -> np.ndarray:
     u = u.copy()
     u[..., :, 2] *= d[..., None]
     return u @ vt
-
-
-def mat_to_quat(m: np.ndarray) -> np.ndarray:
-    """(..., 3, 3) rotation matrices -> (..., 4) quaternions x, y, z, w (w >= 0)."""
-    m = np.asarray(m, dtype=np.float64)
-    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
-    tr = m00 + m11 + m22
-    cands = np.stack([
-        np.stack([m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1], 1 + tr], -1),
-        np.stack([1 + m00 - m11 - m22, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0], m[..., 2, 1] - m[..., 1, 2]], -1),
-        np.stack([m[..., 0, 1] + m[..., 1, 0], 1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1], m[..., 0, 2] - m[..., 2, 0]], -1),
-        np.stack([m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22, m[..., 1, 0] - m[..., 0, 1]], -1),
-    ], -2)
-    pick = np.argmax(np.stack([tr, m00, m11, m22], -1), axis=-1)
-    q = np.take_along_axis(cands, pick[..., None, None], axis=-2)[..., 0, :]
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where(q[..., 3:4] < 0, -q, q)
-
-
-def swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Minimal rotation (3x3) turning unit vector a onto unit vector b."""
-    a = a / np.linalg.norm(a)
-    b = b / np.linalg.norm(b)
-    axis = np.cross(a, b)
-    s = np.linalg.norm(axis)
-    c = float(np.dot(a, b))
-    if s < 1e-9:
-        if c > 0:
-            return np.eye(3)
-        perp = np.cross(a, [1.0, 0.0, 0.0])
-        if np.linalg.norm(perp) < 1e-6:
-            perp = np.cross(a, [0.0, 1.0, 0.0])
-        return quat.to_matrix(quat.from_axis_angle(perp, np.pi))
-    return quat.to_matrix(quat.from_axis_angle(axis, math.atan2(s, c)))
 
 
 def rot_z(angle: float) -> np.ndarray:

@@ -38,8 +38,8 @@ def mods(addon_package):
 def rot_error_deg(mods, a, b):
     """Max geodesic angle (degrees) between the rotation parts of (T, 4, 4) world matrices."""
     rt, quat = mods.rt, mods.quat
-    qa = rt.mat_to_quat(rt.polar(a[:, :3, :3]))
-    qb = rt.mat_to_quat(rt.polar(b[:, :3, :3]))
+    qa = rt.rotation.matrices_to_quats(rt.polar(a[:, :3, :3]))
+    qb = rt.rotation.matrices_to_quats(rt.polar(b[:, :3, :3]))
     return float(np.degrees(quat.angle_between(qa, qb)).max())
 
 
