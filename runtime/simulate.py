@@ -323,11 +323,14 @@ def _run(sim: Simulator, ref, hold: float, out_fps: float, progress, cancel,
     while True:
         done = sim.phase >= ref.duration - 1e-9
         if done and end_time is None:
-            # A fresh source that ran out ahead of real time (an early landing near its end left
-            # no ground to catch up on, runtime.fatigue.tempo.catch_up_pace) holds its last pose
-            # until the source's length: a fresh take is as long as its source.  Not a tired one:
-            # holding a run's last stride made an Exhausted runner halt mid-flight and fall.
-            end_time = max(sim.time, ref.duration - 0.5 * sim.dt) if sim.fatigue is None else sim.time
+            # A source that ran out ahead of real time holds its last pose until the source's
+            # length: a take is never shorter than its source.  Fresh, an early landing near the
+            # end left no ground to catch up on (runtime.fatigue.tempo.catch_up_pace); tired,
+            # lower flights play faster (tempo.flight_rate) and on one foot gravity keeps the
+            # clock (tempo.single_support_rate), so nothing gives that time back (an Exhausted
+            # 0.8 s dash played in 0.63 s).  Waiting in the air for the source's landing instead
+            # landed a tired spin on legs still tucked for the flight, and it fell.
+            end_time = max(sim.time, ref.duration - 0.5 * sim.dt)
         if (end_time is not None and sim.time >= end_time + hold - 1e-9) or sim.time >= max_time or sim.fallen:
             break
         if sim.time >= next_out - 1e-9:

@@ -307,10 +307,10 @@ class SrbSimulator(Standing):
         the source's landing, a lower flight played faster): on the ground, outside a flight's
         push-off and landing, it plays slower until it is back on time (tempo.catch_up_pace), the
         strides as long as they were, so the take is never shorter than its source.  On one foot
-        it gives way to gravity like the tempo (tempo.single_support_rate).  A tired body's own
-        tempo brings it back behind the source, and slowing its ground frames on top lengthened an
-        Exhausted run's stances past what its legs had (it fell at 7 s): it keeps its pace, and the
-        take's end waits for the source's length (runtime.simulate)."""
+        it gives way to gravity like the tempo (tempo.single_support_rate).  A tired body keeps
+        its pace: slowing its ground frames on top of its tempo weakened an Exhausted run's pushes,
+        its flights got lower and played faster still (1.3 s ahead by 7 s, and it knelt); the
+        take's end waits for the source's length instead (runtime.simulate)."""
         frame = self.ref.frame(self.phase)
         if rate <= 0.0 or not r.contact.any() or self.ref.ballistic[frame] or self.fatigue is not None:
             return rate

@@ -498,6 +498,23 @@ def test_a_fresh_take_that_lands_early_is_as_long_as_its_source():
     assert not take.fell
 
 
+def test_a_tired_take_of_bounds_with_no_ground_stride_is_never_shorter_than_its_source():
+    """Two running strides played once: tired, each lower flight plays faster so that the legs
+    reach the landing pose at touchdown, its stances keep the clock (the body falls onto the next
+    step), and nothing gave the time back: the Exhausted take ended 0.875x as long as its source
+    (a real 0.8 s dash, 0.79x).  A tired take's end now waits for the source's length, as a fresh
+    one's does."""
+    run = load("run")
+    bounds = replace(run, name="bounds", loop=False)
+    sched, keys = direction.preset_schedule("Exhausted", 30.0, bounds.duration)
+    take = simulate.simulate_clip(bounds, sched, out_fps=30.0, tiredness=keys, simulate_limbs=False)
+    on_time = np.arange(take.frames) / 30.0
+    assert (take.reference_time > on_time + 0.05).any()          # its lower flights do run ahead
+    assert not take.fell
+    assert take.reference_time[-1] == pytest.approx(bounds.duration)
+    assert (take.frames - 1) / 30.0 >= bounds.duration - 0.5 / 30.0
+
+
 @pytest.mark.slow
 def test_a_shorter_flight_lands_in_the_landing_pose_without_a_leg_snap():
     """A tired hop lands sooner than the source's; played at the source's rate its legs were still
