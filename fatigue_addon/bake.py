@@ -332,15 +332,18 @@ def body_height(obj, settings, mapping, frame: int | None = None, size=None) -> 
 
 
 def policy_path(settings) -> str | None:
-    """The shipped SRB policy's file when the settings ask for it (checked before anything runs)."""
-    if getattr(settings, "foot_placement", "RULE") != "POLICY":
+    """The shipped SRB policy's file, or the shipped residual on the rule's, when the settings ask
+    for one (checked before anything runs)."""
+    placement = getattr(settings, "foot_placement", "RULE")
+    if placement not in ("POLICY", "PACED"):
         return None
-    from ..runtime.srb import policy
+    from ..runtime.srb import policy, residual
 
-    if not policy.DEFAULT_MODEL.is_file() or not policy.DEFAULT_MODEL.with_suffix(".json").is_file():
-        raise BakeInputError(f"the shipped policy {policy.DEFAULT_MODEL.name} is missing: reinstall the "
-                             "extension, or set Foot placement to Rule in the Fatigue panel")
-    return str(policy.DEFAULT_MODEL)
+    model = policy.DEFAULT_MODEL if placement == "POLICY" else residual.DEFAULT_MODEL
+    if not model.is_file() or not model.with_suffix(".json").is_file():
+        raise BakeInputError(f"the shipped {'policy' if placement == 'POLICY' else 'residual'} {model.name} is "
+                             f"missing: reinstall the extension, or set Foot placement to Rule in the Fatigue panel")
+    return str(model)
 
 
 def body_plan(obj, settings, mapping: dict, frame: int | None = None, size=None):

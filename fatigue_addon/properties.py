@@ -80,6 +80,9 @@ class FatigueSettings(bpy.types.PropertyGroup):
             "policy": ("Learned", "The shipped fatigue-aware SRB policy corrects where the feet land and how fast "
                                   "the body goes (models/srb_general)"),
             "rule": ("Rule", "Raibert foot placement rule alone"),
+            "paced": ("Paced", "The rule, paced by a residual learned over whole takes (models/srb_residual): "
+                               "tempo, trunk lean, pelvis height, how far tired joints yield and when to rest. "
+                               "Opt-in: it has not beaten the rule on every measure"),
         }),
         default="RULE",
     )

@@ -133,8 +133,9 @@ BAKE_OPTIONS = (
                check=tiredness_problem),
     BakeOption("mode", str, "Mode", "simulation mode (default: the armature's setting)", "--mode",
                choices=("srb", "torque"), setting=True),
-    BakeOption("foot_placement", str, "Foot placement", "SRB foot placement: the shipped learned policy or the "
-               "rule (default: the armature's setting)", "--foot-placement", choices=("policy", "rule"), setting=True),
+    BakeOption("foot_placement", str, "Foot placement", "SRB foot placement: the shipped learned policy, the "
+               "rule, or the rule paced by the shipped residual (default: the armature's setting)", "--foot-placement",
+               choices=("policy", "rule", "paced"), setting=True),
     BakeOption("effort_economy", float, "Effort economy", "how far tired joints (limbs, knees) yield to their "
                f"loads: 0 never .. 1 default .. {fatigue_params.MAX_EFFORT_ECONOMY:g} (default: the armature's setting)",
                "--effort-economy", check=_rate("effort_economy"),

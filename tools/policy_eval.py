@@ -76,7 +76,7 @@ def split_requests(cache: Path, seconds: float) -> list[tuple[str, str, Simulati
     return out
 
 
-def _run(request: SimulationRequest, policy: TimedPolicy | None) -> tuple[dict, object]:
+def bake_one(request: SimulationRequest, policy: TimedPolicy | None) -> tuple[dict, object]:
     """(measures, take) of one request baked by the rule (``policy`` None) or the policy."""
     t0 = time.perf_counter()
     take = simulate(request, tuning=Tuning(policy=policy))
@@ -175,7 +175,7 @@ def evaluate_split(policy: SrbPolicy, cache: Path, seconds: float, log=print, wi
             clip_takes.update(label=label, source=realism_source(request), takes={"rule": {}, "policy": {}},
                               height=float(request.height))
         timed = TimedPolicy(policy)
-        (rule, rule_take), (learned, learned_take) = _run(request, None), _run(request, timed)
+        (rule, rule_take), (learned, learned_take) = bake_one(request, None), bake_one(request, timed)
         clip_takes["takes"]["rule"][condition], clip_takes["takes"]["policy"][condition] = rule_take, learned_take
         learned["inference_share"] = timed.seconds / max(learned["wall_s"], 1e-9)
         rows.append({"clip": label, "condition": condition, "rule": rule, "policy": learned})

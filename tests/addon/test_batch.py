@@ -75,7 +75,7 @@ OPERATOR_ERRORS = {
     "empty frames": ({"frame_start": 20, "frame_end": 10}, "frames 20:10 are empty"),
     "take over source": ({"take_name": "walk"}, "cannot replace its source action 'walk'"),
     "bad mode": ({"mode": "ragdoll"}, "unknown mode 'ragdoll': use srb or torque"),
-    "bad foot placement": ({"foot_placement": "hop"}, "unknown foot placement 'hop': use policy or rule"),
+    "bad foot placement": ({"foot_placement": "hop"}, "unknown foot placement 'hop': use policy, rule or paced"),
     "bad effort economy": ({"effort_economy": 9.0}, "effort_economy 9: give a number in [0, 5]"),
     "bad mass": ({"mass": 5.0}, "mass 5: give a number in [10, 300]"),
     "bad engine": ({"engine": "havok"}, "unknown physics engine 'havok': use auto, pybullet or mujoco"),
@@ -294,6 +294,22 @@ def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(r
     worker = backend.run_sync(run)
     assert np.array_equal(inline.clip.joint_rots, worker.clip.joint_rots)
     assert "policy" in worker.notes["foot_placement"]
+
+
+def test_paced_foot_placement_bakes_with_the_shipped_residual(registered_addon):
+    """Foot placement Paced: the request carries models/srb_residual and the take says so."""
+    from runtime.srb import residual
+
+    obj, _, _ = walk_rig(seconds=1.0, mesh=False)
+    s = obj.fatigue_settings
+    s.foot_placement = "PACED"
+    job = mod("fatigue_addon.bake").prepare(bpy.context, obj)
+    assert job.request.policy == str(residual.DEFAULT_MODEL)
+    s.foot_placement = "RULE"
+    assert bpy.ops.fatigue.bake_take(armature=obj.name, foot_placement="paced", preset="Exhausted",
+                                     take_name="walk.paced") == {"FINISHED"}
+    report = json.loads(s.last_report)
+    assert "residual" in report["foot_placement"] and s.foot_placement == "RULE"
 
 
 def test_mass_bakes_a_heavier_character_and_the_file_keeps_its_setting(registered_addon):

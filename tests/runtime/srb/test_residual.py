@@ -100,3 +100,14 @@ def test_a_saved_residual_loads_back_the_same(tmp_path):
     back = residual.load_any(path)
     assert isinstance(back, residual.ResidualPolicy) and np.array_equal(back.linear.weights, linear.weights)
     assert back.gate == residual.DEFAULT_GATE
+
+
+def test_the_shipped_residual_keeps_fresh_takes_and_paces_tired_ones(tired):
+    """models/srb_residual (Foot placement: Paced) loads as a residual, a fresh take baked with it
+    is the rule's bit for bit, and it changes the tired take it acts on."""
+    req, rule = tired
+    shipped = residual.load_any(residual.DEFAULT_MODEL)
+    assert isinstance(shipped, residual.ResidualPolicy) and np.abs(shipped.linear.weights).max() > 0.0
+    assert not _same(rule, simulate(req, tuning=Tuning(policy=shipped)))
+    fresh = SimulationRequest(clip=req.clip, seconds=2.0 if req.clip.loop else None, hold=req.hold, out_fps=30.0)
+    assert _same(simulate(fresh), simulate(fresh, tuning=Tuning(policy=residual.load_any(residual.DEFAULT_MODEL))))
