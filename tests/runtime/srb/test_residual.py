@@ -2,6 +2,8 @@
 walk and tired jump), corrections move the take, a bad residual file is one line."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -100,6 +102,22 @@ def test_a_saved_residual_loads_back_the_same(tmp_path):
     back = residual.load_any(path)
     assert isinstance(back, residual.ResidualPolicy) and np.array_equal(back.linear.weights, linear.weights)
     assert back.gate == residual.DEFAULT_GATE
+
+
+def test_the_shipped_residual_card_matches_its_weights():
+    """models/srb_residual.json names the residual's inputs and corrections in the order its
+    weights have them, and carries its training and its evaluation on clips it never trained on."""
+    card = json.loads(residual.DEFAULT_MODEL.with_suffix(".json").read_text())
+    shipped = residual.load_any(residual.DEFAULT_MODEL)
+    assert card["kind"] == "residual"
+    assert tuple(card["observation"]) == residual.OBSERVATION and tuple(card["corrections"]) == residual.CORRECTIONS
+    assert shipped.linear.weights.shape == residual.weight_shape()
+    training = card["training"]
+    assert training["sources"] and not set(training["sources"]) & set(training["held_back"])
+    assert any(a["accepted"] for a in card["acceptance"]), "shipped weights passed a paired held-back check"
+    rows = card["evaluation_split"]["rows"]
+    assert {r["condition"] for r in rows} == {"fresh", "average", "exhausted"}
+    assert not {r["clip"] for r in rows} & set(training["sources"]), "evaluated on clips it never trained on"
 
 
 def test_the_shipped_residual_keeps_fresh_takes_and_paces_tired_ones(tired):
