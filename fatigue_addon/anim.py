@@ -98,6 +98,11 @@ def all_action_fcurves(action) -> list:
     return curves
 
 
+def keyed_channels(action) -> set:
+    """``(data_path, index)`` of every channel ``action`` keys (any slot)."""
+    return {(fc.data_path, fc.array_index) for fc in all_action_fcurves(action)}
+
+
 @dataclass(frozen=True)
 class SourceAction:
     """The action a bake reads, read once: its name, its F-curves of the armature (the armature's
@@ -118,7 +123,7 @@ def played(obj, action):
     ad = obj.animation_data
     prev = ad.action if ad is not None else None
     prev_slot = getattr(ad, "action_slot", None)
-    keyed = frozenset((fc.data_path, fc.array_index) for fc in all_action_fcurves(action))
+    keyed = frozenset(keyed_channels(action))
     if prev != action:
         assign_action(obj, action)
     try:

@@ -21,14 +21,9 @@ POSE_PROP = "fatigued_source_pose"       # custom property on a take: {"path|ind
 TRANSFORMS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 
 
-def keyed_channels(action) -> set:
-    """``(data_path, index)`` of every channel ``action`` keys (any slot)."""
-    return {(fc.data_path, fc.array_index) for fc in anim.all_action_fcurves(action)}
-
-
 def unkeyed(obj, keyed: set) -> dict:
     """``"path|index" -> value``: every pose bone's transform channel the source does not key
-    (``keyed``: its keyed_channels), as the pose holds it now (read with the source assigned)."""
+    (``keyed``: its anim.keyed_channels), as the pose holds it now (read with the source assigned)."""
     out = {}
     for pb in obj.pose.bones:
         esc = bpy.utils.escape_identifier(pb.name)
@@ -42,7 +37,7 @@ def unkeyed(obj, keyed: set) -> dict:
 
 def keep(take, pose: dict) -> None:
     """Store on ``take`` the values ``pose`` (``unkeyed``) gave the channels the take keys."""
-    keyed = {f"{path}|{index}" for path, index in keyed_channels(take)}
+    keyed = {f"{path}|{index}" for path, index in anim.keyed_channels(take)}
     take[POSE_PROP] = json.dumps({k: v for k, v in pose.items() if k in keyed}, sort_keys=True)
 
 
@@ -54,7 +49,7 @@ def kept(takes) -> dict:
 @contextmanager
 def played_on(obj, keyed: set, pose: dict):
     """While the source is read (its take written too), the channels it does not key (``keyed``:
-    its keyed_channels) hold what ``pose`` (``unkeyed``, ``kept``) gives them; the pose is as it
+    its anim.keyed_channels) hold what ``pose`` (``unkeyed``, ``kept``) gives them; the pose is as it
     was afterwards."""
     was = []
     for key, value in pose.items():

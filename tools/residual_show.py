@@ -24,32 +24,19 @@ import bench_plots  # noqa: E402
 import effectors  # noqa: E402
 import policy_eval  # noqa: E402
 from runtime.engines import chooser as engine  # noqa: E402
+from runtime.motion import metrics  # noqa: E402
 from runtime.srb import residual  # noqa: E402
 
-RESTING = ("rest", "halt", "kneel")
-
-
-def flights(take) -> list[float]:
-    """How far the centre of mass rises above take-off in each flight of three frames or more (m)."""
-    air = ~take.contacts.any(axis=1)
-    out, start = [], None
-    for i, up in enumerate(air):
-        if up and start is None:
-            start = i
-        if not up and start is not None:
-            if i - start >= 3:
-                out.append(float(take.com[start:i, 2].max() - take.com[max(0, start - 1), 2]))
-            start = None
-    return out
+RESTING = ("rest", "halt", "kneel")     # events the plot marks
 
 
 def describe(side: str, take, measures: dict, seconds: float) -> str:
     events = ", ".join(f"{e['kind']} {e['time']:.1f} s" + (f" ({e['reason']})" if e.get("reason") else "")
                        for e in take.events)
-    rises = ", ".join(f"{h:.2f}" for h in flights(take))
+    rises = ", ".join(f"{h:.2f}" for h in metrics.flight_apexes(take, 0.0))
     return (f"{side}: {take.frames / take.fps:.2f} s for {seconds:g} s of source, fell {measures['fell']}, "
             f"rests {measures['rests']}, kneels {measures['kneels']}, joint error {measures['joint_err_deg']:.1f} deg; "
-            f"events: {events or 'none'}; flights rise {rises or '-'} m; lowest capacity "
+            f"events: {events or 'none'}; jumps rise {rises or '-'} m above standing; lowest capacity "
             f"{float(take.fatigue['RC'].min()):.3f}")
 
 
@@ -95,10 +82,8 @@ def strip(takes: dict, times: list[float], title: str, path: Path, height: float
                 x0 = 2.4 * k + 0.9 * j
                 effectors.draw_pose(ax, effectors.side_view(pose, effectors.facing_yaw(take.clip.root_rot[frame])),
                                     x0, "C0" if j == 0 else "C3", bones)
-                resting = any(e["kind"] in RESTING and e["time"] <= frame / take.fps for e in take.events) and not any(
-                    e["kind"] == "resume" and e["time"] <= frame / take.fps
-                    and e["time"] >= max((x["time"] for x in take.events if x["kind"] in RESTING
-                                          and x["time"] <= frame / take.fps), default=-1.0) for e in take.events)
+                resting = any(start <= frame < (end if end is not None else take.frames)
+                              for start, end in metrics.rest_spans(take) + metrics.kneel_spans(take))
                 ax.text(x0, -0.15 - 0.28 * j, f"{side} {frame / take.fps:.1f} s\nsource {take.reference_time[frame]:.1f} s"
                         + ("\nresting" if resting else ""), ha="center", va="top", fontsize=7,
                         color="C0" if j == 0 else "C3")

@@ -32,7 +32,7 @@ from ..errors import PolicyError
 from ..fatigue.params import MAX_EFFORT_ECONOMY
 from ..maths import quat
 from ..reference.rigid_body import kin_scale
-from .policy import fatigue_gate, legs_capacity, release, SrbPolicy
+from .policy import MODELS_DIR, fatigue_gate, legs_capacity, release, SrbPolicy
 from .rest_steps import Standing
 
 KIND = "residual"
@@ -48,7 +48,7 @@ HEIGHT_RANGE = 0.03       # m (1.62 m body) the pelvis sits lower (or higher, do
 YIELD_RANGE = 0.5         # log of the effort economy's factor (x0.61 .. x1.65)
 REST_RANGE = 0.1          # relative effort at which a rest begins, +-
 REST_TIME_CAP = 30.0      # s: time since the last rest saturates here
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "srb_residual.npz"   # Foot placement: Paced
+DEFAULT_MODEL = MODELS_DIR / "srb_residual.npz"   # Foot placement: Paced
 DEFAULT_GATE = (0.95, 0.7)   # legs' capacity where the corrections start and where they are whole
 TRAINERS = "./fatigue train srb, or ./fatigue train search for a residual"
 NOTE = "runtime/srb/residual.py: bounded corrections of the tempo rule; zero weights are the rule"
