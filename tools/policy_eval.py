@@ -5,8 +5,8 @@ By default on the bench's clips and fatigue conditions (./fatigue bench): one ro
 condition (survival, root and joint error with and without the policy) and the medians.
 ``--split eval``: on the evaluation side of the fixed split (runtime/train/split.json), never
 trained on: the bench's evaluation clips at the default body, and every corpus evaluation action as
-the bake reads it (cached by ./fatigue train-clips), Fresh, Average and Exhausted (the bake's
-presets) in one run; per condition falls, median root and joint error, finished takes (the whole
+the bake reads it (cached by ./fatigue train-clips), Fresh and every preset of the panel (Athlete
+to Exhausted, and Realistic) in one run; per condition falls, median root and joint error, finished takes (the whole
 source played) and the policy's inference time as a share of its bakes' time.  ``--card`` writes
 the numbers into the policy's model card (its "evaluation").  ``--realism`` (with ``--split``) also
 scores each side's tired takes against its own fresh take in the directions of ./fatigue realism
@@ -29,16 +29,17 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import bench  # noqa: E402
 import realism  # noqa: E402
-from runtime.fatigue import direction  # noqa: E402
+from runtime.fatigue import direction, params as fatigue_params  # noqa: E402
 from runtime.motion import clip as clips, metrics  # noqa: E402
 from runtime.errors import PolicyError  # noqa: E402
 from runtime.request import SimulationRequest  # noqa: E402
 from runtime.simulate import Tuning, simulate  # noqa: E402
 from runtime.srb.policy import FAMILIARITY_NOTE, SrbPolicy  # noqa: E402
 from runtime.srb.residual import load_any, ResidualPolicy  # noqa: E402
-from runtime.train import clip_cache, split  # noqa: E402
+from runtime.train import clip_cache, split, take_search  # noqa: E402
 
-SPLIT_CONDITIONS = {"fresh": None, "average": "Average", "exhausted": "Exhausted"}   # the bake's presets
+# Fresh and every preset of the panel (the evaluation's rows hold on each of them).
+SPLIT_CONDITIONS = {"fresh": None, **{name.lower(): name for name in fatigue_params.PRESETS}}
 
 
 class TimedPolicy:
@@ -56,8 +57,8 @@ class TimedPolicy:
 
 def split_requests(cache: Path, seconds: float) -> list[tuple[str, str, SimulationRequest]]:
     """(label, condition, request) of the evaluation side: the bench's evaluation clips at the
-    default body for ``seconds`` (as ./fatigue bench plays them), Fresh / Average / Exhausted, and
-    every cached corpus evaluation action's own requests."""
+    default body for ``seconds`` (as ./fatigue bench plays them), and every cached corpus evaluation
+    action's own requests, Fresh and under every preset (SPLIT_CONDITIONS)."""
     out = []
     for name in split.load().bench_eval_clips:
         clip = clips.load_deepmimic(clips.deepmimic_clip_path(name))
@@ -71,8 +72,12 @@ def split_requests(cache: Path, seconds: float) -> list[tuple[str, str, Simulati
                         SimulationRequest(clip=clip, schedule=sched, seconds=seconds, hold=hold, out_fps=30.0,
                                           tiredness=keys)))
     for action in clip_cache.actions(cache, "eval"):
-        for condition in SPLIT_CONDITIONS:
-            out.append((action.label, condition, clip_cache.load(action.requests[condition])))
+        for condition, preset in SPLIT_CONDITIONS.items():
+            if condition in action.requests:
+                request = clip_cache.load(action.requests[condition])
+            else:      # a preset the cache does not hold: its fresh request under the preset, as a bake asks
+                request = take_search.tired_request(take_search.corpus_source(action), preset)
+            out.append((action.label, condition, request))
     return out
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from runtime.errors import PolicyError
-from runtime.fatigue import direction
+from runtime.fatigue import direction, params
 from runtime.motion import clip as clips
 from runtime.request import SimulationRequest
 from runtime.simulate import Tuning, simulate
@@ -116,7 +116,7 @@ def test_the_shipped_residual_card_matches_its_weights():
     assert training["sources"] and not set(training["sources"]) & set(training["held_back"])
     assert any(a["accepted"] for a in card["acceptance"]), "shipped weights passed a paired held-back check"
     rows = card["evaluation_split"]["rows"]
-    assert {r["condition"] for r in rows} == {"fresh", "average", "exhausted"}
+    assert {r["condition"] for r in rows} == {"fresh", *(name.lower() for name in params.PRESETS)}, "every preset"
     assert not {r["clip"] for r in rows} & set(training["sources"]), "evaluated on clips it never trained on"
 
 
