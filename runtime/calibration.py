@@ -6,6 +6,7 @@ away from there, so its effect is graded instead of an arbitrary cliff.
 from __future__ import annotations
 
 from dataclasses import replace
+import math
 
 import numpy as np
 
@@ -49,7 +50,11 @@ def calibrate_tau_max(ref: Reference, body: Body, settings: "SrbSettings | None"
         generous[limbs.dofs] *= 3.0
         measuring = replace(body, tau_max=generous)
         limbs.reset(ref.clip.root_pos[0], ref.clip.root_rot[0], ref.clip.joint_rots[0])
-    sim = SrbSimulator(ref, measuring, None, settings, limbs=limbs)
+    # The keyed motion's demands, its moment included: the contact forces as a tired body's
+    # (contact_qp._centre_of_mass_first is for a fresh take, not for what the legs must carry).
+    keyed = settings or SrbSettings()
+    keyed = replace(keyed, qp=replace(keyed.qp, moment_cost=math.inf))
+    sim = SrbSimulator(ref, measuring, None, keyed, limbs=limbs)
     sim.feet_roll = False
     if floor_stretches is not None:
         mask, loads = floor_stretches

@@ -34,6 +34,14 @@ class Footing:
     legs: list = field(default_factory=list)
     ankles_xy: list = field(default_factory=list)
     count: int = 0
+    stances: list = field(default_factory=list)    # stance_leg_rows' arguments per foot, for leg_rows
+
+    def leg_rows(self, body) -> list:
+        """The legs' torque rows per foot: ``rows`` where they were needed this step, else made
+        now (a fresh take needs them only on the steps whose forces must stay within strength)."""
+        if len(self.rows) < len(self.legs):
+            self.rows = [stance_leg_rows(body, *stance) for stance in self.stances]
+        return self.rows
 
 
 @dataclass
@@ -149,6 +157,7 @@ def stand(sim: Standing, k: int, foot: Foot, r: RefSample, ankle_r, root_pos, ro
             pressure = pressure - ankle_r[:2] + ankle[:2]
     corners = bearing_corners(ankle, foot_R, body.sole, ref.floor, sim.contact_height, pressure,
                               PRESSURE_MARGIN * kin_scale(body))
+    footing.stances.append((k, root_pos, root_R, ankle, foot_R, corners))
     if sim.fatigue is not None or sim.need_torques:
         footing.rows.append(stance_leg_rows(body, k, root_pos, root_R, ankle, foot_R, corners))
     footing.legs.append((k, footing.count, len(corners)))

@@ -387,26 +387,32 @@ class SrbSimulator(Standing):
             return torque, strength, np.zeros((0, 3)), np.zeros(3), np.zeros(3)
         legs, n_c = footing.legs, footing.count
         corners_all = footing.corners[0] if len(footing.corners) == 1 else np.concatenate(footing.corners)
-        torque_rows = bounds = effort = None
+        torque_rows = bounds = effort = within = None
         if self.fatigue is not None:
             rc = self.fatigue.model.residual_capacity
-            torque_rows = np.zeros((7 * len(legs), 3 * n_c))
-            bounds = np.empty((7 * len(legs), 2))
-            effort = np.empty(7 * len(legs))
-            for j, ((k, start, count), rows) in enumerate(zip(legs, footing.rows)):
-                torque_rows[7 * j:7 * j + 7, 3 * start:3 * (start + count)] = rows
-                dofs = body.leg_dofs[k]
-                cap = rc[dofs] * strength[dofs]
-                bounds[7 * j:7 * j + 7, 0] = -cap
-                bounds[7 * j:7 * j + 7, 1] = cap
-                effort[7 * j:7 * j + 7] = leg_effort(rc[dofs], strength[dofs])
+            torque_rows, bounds = self._leg_bounds(footing, rc * strength)
+            effort = np.concatenate([leg_effort(rc[body.leg_dofs[k]], strength[body.leg_dofs[k]]) for k, _, _ in legs])
+        else:
+            within = lambda: self._leg_bounds(footing, strength)    # noqa: E731 (made only where needed)
         forces = solve_contact_forces(body, self.p, R, acc_des, moment_des, corners_all,
-                                      torque_rows, bounds, self.s.qp, effort)
+                                      torque_rows, bounds, self.s.qp, effort, within)
         for (k, start, count), rows in zip(legs, footing.rows):  # empty unless torques needed
             torque[body.leg_dofs[k]] = rows @ forces[start:start + count].ravel()
         total = forces.sum(axis=0)
         moment = cross_rows(corners_all - self.p, forces).sum(axis=0)
         return torque, strength, forces, total, moment
+
+    def _leg_bounds(self, footing: "Footing", cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The standing legs' torque rows on all corner forces (7 per leg) and their bounds
+        -cap..cap per DoF."""
+        legs, body = footing.legs, self.body
+        rows_all = np.zeros((7 * len(legs), 3 * footing.count))
+        bounds = np.empty((7 * len(legs), 2))
+        for j, ((k, start, count), rows) in enumerate(zip(legs, footing.leg_rows(body))):
+            rows_all[7 * j:7 * j + 7, 3 * start:3 * (start + count)] = rows
+            bounds[7 * j:7 * j + 7, 0] = -cap[body.leg_dofs[k]]
+            bounds[7 * j:7 * j + 7, 1] = cap[body.leg_dofs[k]]
+        return rows_all, bounds
 
     def _drive_and_book(self, torque: np.ndarray, strength: np.ndarray, rate: float, root_pos, root_R) -> None:
         """Upper body: PyBullet limbs under the same fatigued caps; then every torque is booked by
