@@ -279,8 +279,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="./fatigue eval-policy", description=__doc__)
     ap.add_argument("policy", type=Path, help="the policy's .npz (its .json card beside it)")
     ap.add_argument("--clips", help="comma-separated clips (default: its training and held-out clips)")
-    ap.add_argument("--split", choices=["eval"], help="the evaluation side of the fixed split, Fresh / Average / "
-                    "Exhausted (corpus actions cached by ./fatigue train-clips)")
+    ap.add_argument("--split", choices=["eval"], help="the evaluation side of the fixed split, Fresh and every preset "
+                    "(corpus actions cached by ./fatigue train-clips)")
     ap.add_argument("--cache", type=Path, default=ROOT / "out" / "train_clips",
                     help="where ./fatigue train-clips cached the corpus (for --split)")
     ap.add_argument("--realism", action="store_true", help="with --split: also score the realism directions "
