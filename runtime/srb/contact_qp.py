@@ -106,40 +106,37 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
 def _centre_of_mass_first(f, G, a, C, lows, A_lin, mass: float, want, regulariser: float) -> np.ndarray:
     """Forces ``f`` of a body without fatigue bounds that missed the centre of mass's
     acceleration by more than moment_cost, re-solved with the centre of mass first: the total
-    force that comes closest to ``want`` (N; the moment left out) with no more lift than it asks,
-    then, with that total, the moment as near as it allows, both within the constraints ``C``,
-    ``lows`` (friction, and the legs' strength: the forces the weights chose may ask more than
-    it, the re-solve never does).
+    force that comes closest to ``want`` (N; the moment left out), then, with that total, the
+    moment as near as it allows, both within the constraints ``C``, ``lows`` (friction, and the
+    legs' strength: the forces the weights chose may ask more than it, the re-solve never does).
+    Asked to fall faster than gravity, the feet push nothing: any push lifts the wrong way.
 
     Why: the orientation follows the source whatever the contacts supply (the moment they miss is
     reported as residual), but the centre of mass moves on the forces: bought with friction, the
     source's rate of angular momentum cost a fresh kick, dance or run 3-10 m/s^2 of the centre
     of mass's acceleration (median over steps), the body drifted off its path and the planted
-    feet with it (ankles 0.15-0.23 m off the source's relative to the hips).  The lift is capped
-    because pushing harder buys friction for a sideways acceleration and throws the body up (a
-    clip whose root drops 2.6 cm in a frame was thrown 0.29 m).  Where the moment costs little
-    (a walk) the forces are as weighted.  Not under fatigue: there the moment the source asks is
-    what the legs carry and tire from (the centre of mass first there too, or in the fresh pass
-    that measures strength, left a tired jump 0.94 of the fresh one's height, a tired run at 0.96
-    of its speed and a tired dancer without a rest)."""
+    feet with it (ankles 0.15-0.23 m off the source's relative to the hips), and a root that
+    drops 2.6 cm in a frame threw the body 0.29 m up.  Where the moment costs little (a walk)
+    the forces are as weighted.  Not under fatigue: there the moment the source asks is what the
+    legs carry and tire from (the centre of mass first there too, or in the fresh pass that
+    measures strength, left a tired jump 0.94 of the fresh one's height, a tired run at 0.96 of
+    its speed and a tired dancer without a rest)."""
     import quadprog
 
     if want[2] <= 0.0:
-        return np.zeros_like(f)      # asked to fall faster than gravity: no lift, so no friction
+        return np.zeros_like(f)
     rows = A_lin / mass              # in acceleration units, as the weighted problem's
     G_lin = rows.T @ rows
     G_lin.ravel()[::G.shape[0] + 1] += regulariser
-    C_lin = np.hstack([C, -A_lin[2][:, None]])
-    lows_lin = np.append(lows, -want[2])
     try:
-        first = quadprog.solve_qp(G_lin, rows.T @ (want / mass), C_lin, lows_lin, 0)[0]
+        first = quadprog.solve_qp(G_lin, rows.T @ (want / mass), C, lows, 0)[0]
     except ValueError:
         return f
     total = A_lin @ first
     # The total held within TOTAL_TOLERANCE rather than exactly: rounding where it lies on the
     # friction cone's edge cannot make the moment's problem infeasible.
-    C_eq = np.hstack([A_lin.T, -A_lin.T, C_lin])
-    lows_eq = np.concatenate([total - TOTAL_TOLERANCE, -total - TOTAL_TOLERANCE, lows_lin])
+    C_eq = np.hstack([A_lin.T, -A_lin.T, C])
+    lows_eq = np.concatenate([total - TOTAL_TOLERANCE, -total - TOTAL_TOLERANCE, lows])
     try:
         return quadprog.solve_qp(G, a, C_eq, lows_eq, 0)[0]
     except ValueError:
