@@ -37,11 +37,12 @@ class Footing:
     stances: list = field(default_factory=list)    # stance_leg_rows' arguments per foot, for leg_rows
 
     def leg_rows(self, body) -> list:
-        """The legs' torque rows per foot: ``rows`` where they were needed this step, else made
-        now (a fresh take needs them only on the steps whose forces must stay within strength)."""
-        if len(self.rows) < len(self.legs):
-            self.rows = [stance_leg_rows(body, *stance) for stance in self.stances]
-        return self.rows
+        """The legs' torque rows per foot: ``rows`` where torques are needed this step, else made
+        now and not booked (a fresh take needs them only on the steps whose forces must stay
+        within strength; its leg torques stay unrecorded on every step alike)."""
+        if len(self.rows) == len(self.legs):
+            return self.rows
+        return [stance_leg_rows(body, *stance) for stance in self.stances]
 
 
 @dataclass
