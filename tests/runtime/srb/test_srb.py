@@ -586,7 +586,7 @@ def test_a_fresh_kick_keeps_its_planted_foot_under_the_source_s_hips():
     """The contact QP bought the kick's rate of angular momentum with friction and pushed its
     body off its path, the planted foot with it: its worst end effector was 0.17 m off the
     source's relative to the hips (95th percentile); the centre of mass first, within the legs'
-    strength, keeps it under the bar (0.097 m)."""
+    strength, keeps it under the bar (0.045 m)."""
     kick = load("kick")
     take = simulate.simulate_clip(kick, None, out_fps=30.0)
     assert not take.fell
