@@ -85,8 +85,7 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
         if effort_scale is not None:
             scaled = torque_rows * effort_scale[:, None]
             G += settings.effort_weight * (scaled.T @ scaled)
-        C = np.hstack([C, torque_rows.T, -torque_rows.T])
-        lows = np.concatenate([lows, torque_bounds[:, 0], -torque_bounds[:, 1]])
+        C, lows = _within(C, lows, torque_rows, torque_bounds)
     import quadprog    # compiled wheel: imported when a take runs, never at register
 
     try:
@@ -95,12 +94,15 @@ def solve_contact_forces(body: Body, com, rot_matrix, acc_des, moment_des, corne
         # Infeasible (cannot happen while the bounds admit f = 0): no force this step.
         return np.zeros((n, 3))
     if torque_rows is None and np.linalg.norm(A[:3] @ f - b[:3]) > settings.moment_cost * body.mass:
-        rows, bounds = strength() if strength is not None else (np.zeros((0, 3 * n)), np.zeros((0, 2)))
-        if len(rows):
-            C = np.hstack([C, rows.T, -rows.T])
-            lows = np.concatenate([lows, bounds[:, 0], -bounds[:, 1]])
+        if strength is not None:
+            C, lows = _within(C, lows, *strength())
         f = _centre_of_mass_first(f, G, a, C, lows, A[:3], body.mass, b[:3], settings.regulariser)
     return f.reshape(n, 3)
+
+
+def _within(C, lows, rows, bounds) -> tuple[np.ndarray, np.ndarray]:
+    """Constraints C^T f >= lows with bounds[:, 0] <= rows @ f <= bounds[:, 1] added."""
+    return np.hstack([C, rows.T, -rows.T]), np.concatenate([lows, bounds[:, 0], -bounds[:, 1]])
 
 
 def _centre_of_mass_first(f, G, a, C, lows, A_lin, mass: float, want, regulariser: float) -> np.ndarray:

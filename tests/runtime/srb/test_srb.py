@@ -65,6 +65,12 @@ def _standing_corners(body):
     return np.array(corners)
 
 
+def _one_foot_under_a_leaning_body(body):
+    """The sole corners of one foot, and a centre of mass 4.5 cm ahead of its ankle."""
+    ankle = np.array([0.0, 0.085, -body.sole_drop])
+    return ankle + body.sole @ rotation.quat_matrix(C.Y_UP_TO_Z_UP).T, np.array([0.045, 0.085, 0.9])
+
+
 def test_qp_holds_a_standing_body_within_friction(body):
     corners = _standing_corners(body)
     com = np.array([0.045, 0.0, 0.9])
@@ -80,9 +86,7 @@ def test_qp_does_not_buy_the_source_s_moment_with_the_centre_of_mass(body):
     pushed the centre of mass 8.9 m/s^2 off (a fresh kick's body drifted off its path and its
     planted ankle 0.17 m off the source's).  The centre of mass comes first: the moment gets what
     is left."""
-    ankle = np.array([0.0, 0.085, -body.sole_drop])
-    corners = ankle + body.sole @ rotation.quat_matrix(C.Y_UP_TO_Z_UP).T
-    com = np.array([0.045, 0.085, 0.9])
+    corners, com = _one_foot_under_a_leaning_body(body)
 
     def solve(moment, settings=contact_qp.QpSettings()):
         f = contact_qp.solve_contact_forces(body, com, np.eye(3), np.zeros(3), np.array([0.0, moment, 0.0]), corners,
@@ -101,9 +105,7 @@ def test_qp_puts_the_centre_of_mass_first_only_within_the_legs_strength(body):
     """A fresh body's re-solve (centre of mass first) may ask the legs more than the forces the
     weights chose: it is held within the strength it is given, which the weights' forces, asked
     nothing of it, may exceed."""
-    ankle = np.array([0.0, 0.085, -body.sole_drop])
-    corners = ankle + body.sole @ rotation.quat_matrix(C.Y_UP_TO_Z_UP).T
-    com = np.array([0.045, 0.085, 0.9])
+    corners, com = _one_foot_under_a_leaning_body(body)
     rows = np.random.default_rng(1).normal(0, 0.1, (7, 3 * len(corners)))
     free = contact_qp.solve_contact_forces(body, com, np.eye(3), np.zeros(3), np.array([0.0, 400.0, 0.0]), corners)
     cap = 0.5 * np.abs(rows @ free.ravel()).max()
