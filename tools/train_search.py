@@ -13,6 +13,11 @@ bootstrap's lower bound of the paired gain is above 0.  DIR/residual.npz + .json
 accepted weights (zero, the rule, until something beats it); DIR/candidate.npz + .json the search's
 latest iterate (for evaluation only).
 
+--corrections and --inputs hold the search to a subspace of the residual (the named corrections, each
+from the named observations and its bias; the other weights stay zero): a hypothesis such as "pace
+from the legs' drain" (--corrections "tempo kept,rest effort" --inputs "legs capacity,legs capacity
+rate,relative effort,time since rest") needs far fewer takes than all 105 weights.
+
 A checkpoint is written after every iteration (about a minute of takes each); --minutes stops the
 call cleanly and --resume continues bit for bit.  --workers runs the takes of an iteration in that
 many processes (a bigger machine); the iterates do not depend on it.
@@ -154,7 +159,8 @@ def write_outputs(search: ars.Search, out: Path, labels: list[str], held: list[i
             "held_back": [labels[i] for i in held], "presets": list(take_search.PRESETS),
             "iterations": search.iteration, "takes": 2 * search.config.directions * search.iteration,
             "wall_s": round(wall, 1), "hardware": f"{platform.machine()} {os.cpu_count()} cores",
-            "config": search.config.__dict__, "score": SCORE_TERMS},
+            "config": search.config.__dict__, "score": SCORE_TERMS,
+            "subspace": search.meta.get("subspace") or "every weight"},
         "accepted_at_iteration": a.get("iteration"), "acceptance": search.meta.get("acceptance", [])})
     candidate = residual.ResidualPolicy(residual.Linear(search.weights, search.normaliser.mean, search.normaliser.std))
     candidate.save(out / "candidate.npz", {"name": f"residual (ARS iterate {search.iteration}, not accepted)",
@@ -190,6 +196,25 @@ def plot_curve(curve: list[dict], acceptance: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def subspace(corrections: str | None, inputs: str | None) -> tuple[np.ndarray | None, dict | None, str | None]:
+    """(free mask, its names for the card, problem) from the comma-separated names given."""
+    if corrections is None and inputs is None:
+        return None, None, None
+    rows = [c.strip() for c in corrections.split(",")] if corrections else list(residual.CORRECTIONS)
+    cols = [o.strip() for o in inputs.split(",")] if inputs else list(residual.OBSERVATION)
+    for given, known, flag in ((rows, residual.CORRECTIONS, "--corrections"), (cols, residual.OBSERVATION, "--inputs")):
+        unknown = [g for g in given if g not in known]
+        if unknown or not given:
+            return None, None, f"{flag}: {', '.join(unknown) or 'none given'} not among: {', '.join(known)}"
+    free = np.zeros(residual.weight_shape())
+    for r in rows:
+        i = residual.CORRECTIONS.index(r)
+        free[i, -1] = 1.0
+        for c in cols:
+            free[i, residual.OBSERVATION.index(c)] = 1.0
+    return free, {"corrections": rows, "inputs": cols}, None
+
+
 def _fail(message: str) -> int:
     print(f"fatigue: {message}", file=sys.stderr)
     return 2
@@ -210,6 +235,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--step", type=float, default=ars.Config.step)
     ap.add_argument("--noise", type=float, default=ars.Config.noise)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--corrections", help="search only these corrections (comma-separated; default all)")
+    ap.add_argument("--inputs", help="... from only these observations and a bias (comma-separated; default all)")
     ap.add_argument("--accept-every", type=int, default=5, help="iterations between acceptance checks")
     ap.add_argument("--validation", type=int, default=8, help="held-back takes per acceptance check")
     try:
@@ -225,6 +252,9 @@ def main(argv: list[str]) -> int:
     if config.problem():
         return _fail(config.problem())
     shape, observations = residual.weight_shape(), residual.observation_size()
+    free, names, problem = subspace(args.corrections, args.inputs)
+    if problem:
+        return _fail(problem)
     search = None
     if args.resume:
         try:
@@ -241,11 +271,15 @@ def main(argv: list[str]) -> int:
         if search.meta.get("sources") != labels:
             return _fail(f"--resume: the checkpoint in {args.out} trained on other sources (the corpus cache "
                          "changed): start a new run in another folder")
+        if names is not None and names != search.meta.get("subspace"):
+            return _fail(f"--resume: the checkpoint in {args.out} searches another subspace "
+                         f"({search.meta.get('subspace') or 'every weight'}): resume without --corrections and --inputs")
     else:
         zero = residual.Linear.zero()
         search = ars.Search.start(config, shape, observations, {
             "sources": labels, "accepted": {"weights": zero.weights.tolist(), "mean": zero.obs_mean.tolist(),
-                                            "std": zero.obs_std.tolist(), "scores": None, "iteration": 0}})
+                                            "std": zero.obs_std.tolist(), "scores": None, "iteration": 0},
+            **({"subspace": names} if names else {})}, free)
     _SOURCES[:] = all_sources
     episodes = [(i, p) for i in training for p in take_search.PRESETS]
     print(f"{len(training)} training sources, {len(held)} held back; {len(episodes)} episodes; "

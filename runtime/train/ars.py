@@ -13,6 +13,10 @@ saw, in a fixed order, so the same seed gives the same iterates whatever the num
 
 ``Search.save`` / ``Search.load`` write everything the next iterate depends on (weights, the
 normaliser's sums, the generator's state, the curve), so a resumed run continues bit for bit.
+A search may be held to a subspace (``Search.free``: a 0/1 mask over the weights; perturbations
+outside it are zero, so are the steps): with a signal as small as a residual's against chaotic
+takes (a rest that begins a step earlier), fewer free weights mean fewer iterations per gain,
+and the subspace names the hypothesis searched (pace from the legs' drain, say).
 Which weights ship is decided elsewhere (accepted only where a paired evaluation on held-back clips
 beats the current ones: ``paired_lower_bound``).
 """
@@ -105,12 +109,20 @@ class Search:
     iteration: int = 0
     curve: list = field(default_factory=list)   # per iteration: {"iteration", "mean", "best", "sigma", ...}
     meta: dict = field(default_factory=dict)    # the caller's: what it trains on, what it accepted
+    free: np.ndarray | None = None              # 0/1 per weight: the subspace searched (None: all)
 
     @classmethod
-    def start(cls, config: Config, shape: tuple[int, int], observations: int, meta: dict | None = None) -> "Search":
-        """A new run from zero weights of ``shape`` (a row per action) over ``observations`` inputs."""
+    def start(cls, config: Config, shape: tuple[int, int], observations: int, meta: dict | None = None,
+              free: np.ndarray | None = None) -> "Search":
+        """A new run from zero weights of ``shape`` (a row per action) over ``observations`` inputs,
+        searching only where ``free`` is 1 (None: everywhere)."""
         rng = np.random.default_rng(config.seed)
-        return cls(config, np.zeros(shape), Normaliser.empty(observations), rng.bit_generator.state, meta=meta or {})
+        if free is not None:
+            free = np.asarray(free, dtype=np.float64)
+            if free.shape != tuple(shape) or not np.isin(free, (0.0, 1.0)).all() or not free.any():
+                raise ValueError(f"free: a 0/1 mask of shape {tuple(shape)} with some 1, not {free.shape}")
+        return cls(config, np.zeros(shape), Normaliser.empty(observations), rng.bit_generator.state, meta=meta or {},
+                   free=free)
 
     def _rng(self) -> np.random.Generator:
         rng = np.random.default_rng()
@@ -122,6 +134,8 @@ class Search:
         from ``episodes``) and the rollouts, + then - for each pair; the generator moves on."""
         rng, c = self._rng(), self.config
         deltas = rng.standard_normal((c.directions, *self.weights.shape))
+        if self.free is not None:
+            deltas = deltas * self.free
         chosen = rng.integers(episodes, size=c.directions)
         self.rng_state = rng.bit_generator.state
         mean, std = self.normaliser.mean, self.normaliser.std
@@ -162,7 +176,8 @@ class Search:
         card = folder / f"{CHECKPOINT}.json"
         part_arrays, part_card = arrays.with_name(arrays.name + ".part"), card.with_name(card.name + ".part")
         with open(part_arrays, "wb") as fh:
-            np.savez(fh, weights=self.weights, total=self.normaliser.total, squares=self.normaliser.squares)
+            free = {} if self.free is None else {"free": self.free}
+            np.savez(fh, weights=self.weights, total=self.normaliser.total, squares=self.normaliser.squares, **free)
         part_card.write_text(json.dumps(
             {"format": FORMAT, "config": asdict(self.config), "count": self.normaliser.count,
              "rng_state": self.rng_state, "iteration": self.iteration, "curve": self.curve, "meta": self.meta},
@@ -183,16 +198,18 @@ class Search:
             data = json.loads(card.read_text(encoding="utf-8"))
             with np.load(arrays) as z:
                 weights, total, squares = (np.asarray(z[k], dtype=np.float64) for k in ("weights", "total", "squares"))
+                free = np.asarray(z["free"], dtype=np.float64) if "free" in z.files else None
             config = Config(**data["config"])
             rng = np.random.default_rng()
             rng.bit_generator.state = data["rng_state"]
             search = cls(config, weights, Normaliser(float(data["count"]), total, squares), rng.bit_generator.state,
-                         int(data["iteration"]), list(data["curve"]), dict(data.get("meta", {})))
+                         int(data["iteration"]), list(data["curve"]), dict(data.get("meta", {})), free)
         except Exception as exc:      # any damage reads the same to the user: this file cannot resume
             raise CheckpointError(f"checkpoint in {folder} is damaged ({type(exc).__name__}): {fix}") from exc
         if data.get("format") != FORMAT:
             raise CheckpointError(f"checkpoint in {folder} is format {data.get('format')!r}, this version {FORMAT}: {fix}")
-        if weights.shape != tuple(shape) or total.shape != (observations,) or squares.shape != (observations,):
+        if weights.shape != tuple(shape) or total.shape != (observations,) or squares.shape != (observations,) \
+                or (free is not None and free.shape != weights.shape):
             raise CheckpointError(f"checkpoint in {folder} holds weights {weights.shape}, this version {tuple(shape)}: {fix}")
         if not all(np.isfinite(a).all() for a in (weights, total, squares)):
             raise CheckpointError(f"checkpoint in {folder} holds NaN or infinite numbers: {fix}")
