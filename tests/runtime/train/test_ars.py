@@ -1,6 +1,7 @@
 """Augmented Random Search (runtime/train/ars.py): it improves a toy objective, a resumed run takes
-the same next iterate as an unbroken one, a bad checkpoint is one line (here and from the CLI),
-and the paired bootstrap says yes only to a real gain."""
+the same next iterate as an unbroken one, a search held to a subspace moves nothing outside it,
+a bad checkpoint is one line (here and from the CLI), and the paired bootstrap says yes only to a
+real gain."""
 from __future__ import annotations
 
 import subprocess
@@ -66,6 +67,32 @@ def test_resume_gives_the_same_next_iterate(tmp_path):
     resumed.iterate(10, _toy)
     assert np.array_equal(resumed.weights, straight.weights)
     assert resumed.curve == straight.curve and resumed.rng_state == straight.rng_state
+
+
+def test_a_search_held_to_a_subspace_moves_only_its_weights_and_resumes_held(tmp_path):
+    free = np.zeros(SHAPE)
+    free[1, [0, 3]] = 1.0                        # the second action, from the first observation and its bias
+    search = ars.Search.start(ars.Config(directions=8, top=4, step=0.05, noise=0.05, seed=2), SHAPE, 3, free=free)
+    for _ in range(20):
+        search.iterate(10, _toy)
+    assert np.abs(search.weights[free == 1.0]).min() > 0.0
+    assert not search.weights[free == 0.0].any()
+    search.save(tmp_path)
+    resumed = ars.Search.load(tmp_path, SHAPE, 3)
+    assert np.array_equal(resumed.free, free)
+    resumed.iterate(10, _toy)
+    assert not resumed.weights[free == 0.0].any()
+    with pytest.raises(ValueError):
+        ars.Search.start(ars.Config(), SHAPE, 3, free=np.zeros(SHAPE))
+
+
+def test_the_cli_names_the_known_corrections_for_an_unknown_one(tmp_path):
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "train.py"), "search", "--out", str(tmp_path),
+                          "--corrections", "tempo kept,arm swing", "--cache", str(tmp_path / "none")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "arm swing" in lines[0] and "rest effort" in lines[0], run.stderr
 
 
 @pytest.mark.parametrize("damage", ["missing", "truncated", "wrong shape", "nan"])
