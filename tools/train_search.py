@@ -114,8 +114,8 @@ def sources(cache: Path, seconds: float) -> list[take_search.Source]:
     return out
 
 
-def _validation(held: list[int], count: int) -> list[tuple[int, str]]:
-    pairs = [(i, p) for p in VALIDATION_PRESETS for i in held]
+def _validation(held: list[int], count: int, presets=VALIDATION_PRESETS) -> list[tuple[int, str]]:
+    pairs = [(i, p) for p in presets for i in held]
     return pairs[:count]
 
 
@@ -123,7 +123,7 @@ def accept_check(search: ars.Search, runner: Runner, held: list[int], count: int
     """Search weights against the accepted ones on the held-back takes: accept where the paired
     bootstrap's lower bound is above 0.  Returns the row recorded in the checkpoint."""
     meta = search.meta
-    episodes = _validation(held, count)
+    episodes = _validation(held, count, meta.get("validation_presets", VALIDATION_PRESETS))
     accepted = meta["accepted"]
     tasks = []
     if accepted.get("scores") is None:
@@ -239,6 +239,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--inputs", help="... from only these observations and a bias (comma-separated; default all)")
     ap.add_argument("--accept-every", type=int, default=5, help="iterations between acceptance checks")
     ap.add_argument("--validation", type=int, default=8, help="held-back takes per acceptance check")
+    ap.add_argument("--validation-presets", default=",".join(VALIDATION_PRESETS),
+                    help="presets of those takes (comma-separated, a new run only: a resumed one keeps its own)")
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
@@ -255,6 +257,9 @@ def main(argv: list[str]) -> int:
     free, names, problem = subspace(args.corrections, args.inputs)
     if problem:
         return _fail(problem)
+    validation_presets = [p.strip() for p in args.validation_presets.split(",") if p.strip()]
+    if not validation_presets or any(p not in take_search.PRESETS for p in validation_presets):
+        return _fail(f"--validation-presets: give some of {', '.join(take_search.PRESETS)}")
     search = None
     if args.resume:
         try:
@@ -279,7 +284,7 @@ def main(argv: list[str]) -> int:
         search = ars.Search.start(config, shape, observations, {
             "sources": labels, "accepted": {"weights": zero.weights.tolist(), "mean": zero.obs_mean.tolist(),
                                             "std": zero.obs_std.tolist(), "scores": None, "iteration": 0},
-            **({"subspace": names} if names else {})}, free)
+            "validation_presets": validation_presets, **({"subspace": names} if names else {})}, free)
     _SOURCES[:] = all_sources
     episodes = [(i, p) for i in training for p in take_search.PRESETS]
     print(f"{len(training)} training sources, {len(held)} held back; {len(episodes)} episodes; "
