@@ -334,7 +334,7 @@ def body_height(obj, settings, mapping, frame: int | None = None, size=None) -> 
 def policy_path(settings) -> str | None:
     """The shipped SRB policy's file, or the shipped residual on the rule's, when the settings ask
     for one (checked before anything runs)."""
-    placement = getattr(settings, "foot_placement", "RULE")
+    placement = getattr(settings, "foot_placement", "PACED")
     if placement not in ("POLICY", "PACED"):
         return None
     from ..runtime.srb import policy, residual

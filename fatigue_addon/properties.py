@@ -79,12 +79,12 @@ class FatigueSettings(bpy.types.PropertyGroup):
         items=enum_items("foot_placement", {
             "policy": ("Learned", "The shipped fatigue-aware SRB policy corrects where the feet land and how fast "
                                   "the body goes (models/srb_general)"),
-            "rule": ("Rule", "Raibert foot placement rule alone"),
-            "paced": ("Paced", "The rule, paced by a residual learned over whole takes (models/srb_residual): "
-                               "tempo, trunk lean, pelvis height, how far tired joints yield and when to rest. "
-                               "Opt-in: it has not beaten the rule on every measure"),
+            "rule": ("Rule", "Raibert foot placement and the tempo rule alone"),
+            "paced": ("Paced", "The rule, corrected by a residual learned over whole takes (models/srb_residual, "
+                               "default): a tired body's pelvis height and how far its tired joints yield, so it "
+                               "paces itself and rests less. Fresh takes are the rule's"),
         }),
-        default="RULE",
+        default="PACED",
     )
     effort_economy: bpy.props.FloatProperty(
         name="Effort economy",

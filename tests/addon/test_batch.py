@@ -277,10 +277,10 @@ def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(r
         pytest.skip("no shipped SRB policy in models/")
     obj, _, _ = walk_rig(seconds=1.0, mesh=False)
     s = obj.fatigue_settings
-    assert s.foot_placement == "RULE"
+    assert s.foot_placement == "PACED"
     assert bpy.ops.fatigue.bake_take(armature=obj.name, foot_placement="policy", take_name="walk.learned") == {"FINISHED"}
     report = json.loads(s.last_report)
-    assert "policy" in report["foot_placement"] and s.foot_placement == "RULE"
+    assert "policy" in report["foot_placement"] and s.foot_placement == "PACED"
     # The worker process loads the same policy from the request and gives the same take.
     bake, backend = mod("fatigue_addon.bake"), mod("fatigue_addon.backend")
     s.foot_placement = "POLICY"
@@ -296,20 +296,22 @@ def test_learned_foot_placement_bakes_with_the_shipped_policy_in_both_backends(r
     assert "policy" in worker.notes["foot_placement"]
 
 
-def test_paced_foot_placement_bakes_with_the_shipped_residual(registered_addon):
-    """Foot placement Paced: the request carries models/srb_residual and the take says so."""
+def test_paced_foot_placement_is_the_default_and_rule_bakes_without_the_residual(registered_addon):
+    """Foot placement Paced (the default): the request carries models/srb_residual and the take says
+    so; Rule, for one bake, carries none and leaves the setting as it was."""
     from runtime.srb import residual
 
     obj, _, _ = walk_rig(seconds=1.0, mesh=False)
     s = obj.fatigue_settings
-    s.foot_placement = "PACED"
+    assert s.foot_placement == "PACED"
     job = mod("fatigue_addon.bake").prepare(bpy.context, obj)
     assert job.request.policy == str(residual.DEFAULT_MODEL)
-    s.foot_placement = "RULE"
-    assert bpy.ops.fatigue.bake_take(armature=obj.name, foot_placement="paced", preset="Exhausted",
-                                     take_name="walk.paced") == {"FINISHED"}
+    assert bpy.ops.fatigue.bake_take(armature=obj.name, preset="Exhausted", take_name="walk.paced") == {"FINISHED"}
+    assert "residual" in json.loads(s.last_report)["foot_placement"]
+    assert bpy.ops.fatigue.bake_take(armature=obj.name, foot_placement="rule", preset="Exhausted",
+                                     take_name="walk.rule") == {"FINISHED"}
     report = json.loads(s.last_report)
-    assert "residual" in report["foot_placement"] and s.foot_placement == "RULE"
+    assert "rule" in report["foot_placement"] and s.foot_placement == "PACED"
 
 
 def test_mass_bakes_a_heavier_character_and_the_file_keeps_its_setting(registered_addon):
