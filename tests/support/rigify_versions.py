@@ -23,7 +23,9 @@ for _path in (HERE.parent.parent, HERE.parent, HERE):
 
 import addon_package  # noqa: E402
 
-KNEEL = dict(fitness=0.0, time_scale=90.0, initial_fatigue=0.7)     # legs that cannot recover standing ...
+# Legs that cannot recover standing, under the rule alone (Paced sits higher, yields less and keeps
+# this walk on its feet) ...
+KNEEL = dict(fitness=0.0, time_scale=90.0, initial_fatigue=0.7, foot_placement="RULE")
 KNEEL_SECONDS = 5.0                                                  # ... on a walk long enough to kneel (3 s is not)
 
 
