@@ -8,8 +8,7 @@ trained on: the bench's evaluation clips at the default body, and every corpus e
 the bake reads it (cached by ./fatigue train-clips), Fresh and every preset of the panel (Athlete
 to Exhausted, and Realistic) in one run; per condition falls, median root and joint error,
 finished takes (the whole source played) and the policy's inference time as a share of its bakes'
-time.  ``--card`` writes
-the numbers into the policy's model card (its "evaluation").  ``--realism`` (with ``--split``) also
+time.  ``--card`` writes the numbers into the policy's model card (its "evaluation").  ``--realism`` (with ``--split``) also
 scores each side's tired takes against its own fresh take in the directions of ./fatigue realism
 (tools/realism.py), per clip, per condition and overall, with Exhausted speed, stride and rests of
 locomotion.  NPZ may also be a residual on the tempo rule (./fatigue train search; --split eval only):

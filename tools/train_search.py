@@ -14,9 +14,10 @@ accepted weights (zero, the rule, until something beats it); DIR/candidate.npz +
 latest iterate (for evaluation only).
 
 --corrections and --inputs hold the search to a subspace of the residual (the named corrections, each
-from the named observations and its bias; the other weights stay zero): a hypothesis such as "pace
-from the legs' drain" (--corrections "tempo kept,rest effort" --inputs "legs capacity,legs capacity
-rate,relative effort,time since rest") needs far fewer takes than all 105 weights.
+from the named observations and its bias; the other weights stay zero): a hypothesis such as "a
+tired body sits higher and yields less" (--corrections "pelvis lower,yield" --inputs "legs
+capacity,trunk capacity,relative effort,COM height error,pitch off source": the shipped residual's
+12 weights) needs far fewer takes than all 105 weights.
 
 A checkpoint is written after every iteration (about a minute of takes each); --minutes stops the
 call cleanly and --resume continues bit for bit.  --workers runs the takes of an iteration in that

@@ -119,8 +119,8 @@ class Search:
         rng = np.random.default_rng(config.seed)
         if free is not None:
             free = np.asarray(free, dtype=np.float64)
-            if free.shape != tuple(shape) or not np.isin(free, (0.0, 1.0)).all() or not free.any():
-                raise ValueError(f"free: a 0/1 mask of shape {tuple(shape)} with some 1, not {free.shape}")
+            if _mask_problem(free, tuple(shape)):
+                raise ValueError(f"free: {_mask_problem(free, tuple(shape))}")
         return cls(config, np.zeros(shape), Normaliser.empty(observations), rng.bit_generator.state, meta=meta or {},
                    free=free)
 
@@ -208,12 +208,20 @@ class Search:
             raise CheckpointError(f"checkpoint in {folder} is damaged ({type(exc).__name__}): {fix}") from exc
         if data.get("format") != FORMAT:
             raise CheckpointError(f"checkpoint in {folder} is format {data.get('format')!r}, this version {FORMAT}: {fix}")
-        if weights.shape != tuple(shape) or total.shape != (observations,) or squares.shape != (observations,) \
-                or (free is not None and free.shape != weights.shape):
+        if weights.shape != tuple(shape) or total.shape != (observations,) or squares.shape != (observations,):
             raise CheckpointError(f"checkpoint in {folder} holds weights {weights.shape}, this version {tuple(shape)}: {fix}")
         if not all(np.isfinite(a).all() for a in (weights, total, squares)):
             raise CheckpointError(f"checkpoint in {folder} holds NaN or infinite numbers: {fix}")
+        if free is not None and _mask_problem(free, weights.shape):
+            raise CheckpointError(f"checkpoint in {folder}: its subspace is {_mask_problem(free, weights.shape)}: {fix}")
         return search
+
+
+def _mask_problem(free: np.ndarray, shape: tuple) -> str | None:
+    """Why ``free`` is not a subspace of weights of ``shape`` (a 0/1 mask with some 1), or None."""
+    if free.shape != shape or not np.isin(free, (0.0, 1.0)).all() or not free.any():
+        return f"not a 0/1 mask of shape {shape} with some 1 ({free.shape})"
+    return None
 
 
 def _plain(value):
